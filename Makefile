@@ -1,0 +1,53 @@
+# The two commands: `make serve` (local API on the embedded PostgreSQL) and `make test`.
+SHELL := /bin/bash
+PYTHON ?= $(shell infra/find-python.sh)
+VENV := .venv
+TOOLS := .venv-tools
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 7878
+
+.PHONY: install serve test pytest lint-template tools migrate openapi bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml layers/core/requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[local,test]'
+	touch $@
+
+serve: install
+	$(BIN)/gligabao serve --host $(HOST) --port $(PORT)
+
+migrate: install
+	$(BIN)/gligabao migrate
+
+openapi: install
+	$(BIN)/gligabao openapi
+
+test: install tools
+	$(MAKE) lint-template
+	$(BIN)/python -m pytest -q
+
+pytest: install
+	$(BIN)/python -m pytest -q
+
+# The SAM CLI and cfn-lint pin other versions of boto3 and pydantic than the layer: own environment.
+tools: $(TOOLS)/.installed
+
+$(TOOLS)/.installed: infra/tools-requirements.txt
+	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install -q --upgrade pip
+	$(TOOLS)/bin/python -m pip install -q -r infra/tools-requirements.txt
+	touch $@
+
+lint-template: tools
+	$(TOOLS)/bin/cfn-lint template.yaml
+	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} SAM_CLI_TELEMETRY=0 $(TOOLS)/bin/sam validate --lint --template template.yaml
+
+bench: install
+	$(BIN)/python bench/cold_start.py
+
+clean:
+	rm -rf $(VENV) $(TOOLS) .aws-sam

@@ -1,0 +1,3 @@
+"""gligabao: knowledge-graph memory for LLM agents."""
+
+__version__ = "0.1.0"

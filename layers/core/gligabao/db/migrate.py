@@ -1,0 +1,68 @@
+"""Versioned, idempotent schema migrations: `NNNN_name.sql` files applied in order, once each."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import psycopg
+
+from gligabao.config import settings
+
+# Serialises concurrent migrators (two deploys, or tests starting together).
+MIGRATION_LOCK_KEY = 0x676C6967
+
+_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+def available_migrations() -> list[tuple[int, str, str]]:
+    files = resources.files("gligabao.db").joinpath("migrations")
+    found = []
+    for entry in files.iterdir():
+        match = _FILE.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), match.group(2), entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def migrate(conn: psycopg.Connection) -> list[str]:
+    """Apply the migrations this database lacks; returns the names applied."""
+    applied_now = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK_KEY])
+        conn.execute(
+            """CREATE TABLE IF NOT EXISTS gb_schema_migrations (
+                   version     integer PRIMARY KEY,
+                   name        text NOT NULL,
+                   applied_at  timestamptz NOT NULL DEFAULT now())"""
+        )
+        done = {_first(row) for row in conn.execute("SELECT version FROM gb_schema_migrations").fetchall()}
+        for version, name, sql in available_migrations():
+            if version in done:
+                continue
+            conn.execute(sql.replace("{dimensions}", str(settings().embedding_dimensions)))
+            conn.execute("INSERT INTO gb_schema_migrations (version, name) VALUES (%s, %s)", [version, name])
+            applied_now.append(f"{version:04d}_{name}")
+    return applied_now
+
+
+def _first(row):
+    return next(iter(row.values())) if isinstance(row, dict) else row[0]
+
+
+_schema_ready = False
+
+
+def ensure_schema() -> None:
+    """Apply pending migrations once per process, then teach this connection the vector type."""
+    global _schema_ready
+    if _schema_ready:
+        return
+    from pgvector.psycopg import register_vector
+
+    from gligabao.db.connection import connection
+
+    conn = connection()
+    migrate(conn)
+    register_vector(conn)
+    _schema_ready = True

@@ -1,0 +1,41 @@
+"""Errors of the memory core, each carrying the HTTP status the API answers with."""
+
+
+class GbError(Exception):
+    status = 500
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequest(GbError):
+    status = 400
+
+
+class NotFound(GbError):
+    status = 404
+
+
+class Conflict(GbError):
+    status = 409
+
+
+class PayloadTooLarge(GbError):
+    status = 413
+
+
+class NotImplementedYet(GbError):
+    status = 501
+
+
+class ProviderError(GbError):
+    """A model provider failed, or its reply was empty, truncated or unparseable."""
+
+    status = 502
+
+
+class NotConfigured(GbError):
+    """A provider key is missing: the endpoints that need it answer 503."""
+
+    status = 503

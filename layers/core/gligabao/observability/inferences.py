@@ -1,0 +1,94 @@
+"""Inferences: one `gb_inferences` row per model call, failed calls included.
+
+A `CallContext` collects the calls of one request; the memory layer saves them
+in one batched insert, inside the request's transaction when it succeeds and
+in a transaction of their own when it fails (so failed calls are still recorded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import psycopg
+
+
+@dataclass(frozen=True)
+class Inference:
+    stage: str
+    model: str
+    reasoning: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    thinking_tokens: int | None
+    cost_usd: float | None
+    duration_ms: int
+    ok: bool
+    error: str | None = None
+
+
+@dataclass
+class CallContext:
+    """Who the model calls of one request are made for, and what they cost."""
+
+    user_id: str
+    type: str  # 'remember' or 'query'
+    session_id: str | None = None
+    request_id: str | None = None
+    dataset_id: int | None = None
+    eval: bool = False
+    inferences: list[Inference] = field(default_factory=list)
+    saved: int = 0  # how many of `inferences` are already in the database
+
+    def record(self, inference: Inference) -> None:
+        self.inferences.append(inference)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(i.input_tokens or 0 for i in self.inferences)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(i.output_tokens or 0 for i in self.inferences)
+
+    @property
+    def cost_usd(self) -> float:
+        return round(sum(i.cost_usd or 0.0 for i in self.inferences), 8)
+
+
+def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
+    """Write the call's inferences not yet saved, in one statement."""
+    rows = call.inferences[call.saved :]
+    if not rows:
+        return
+    conn.execute(
+        """
+        INSERT INTO gb_inferences (user_id, dataset_id, type, stage, model, reasoning, input_tokens,
+                                   output_tokens, thinking_tokens, cost_usd, duration_ms, session_id,
+                                   request_id, ok, error)
+        SELECT %(user_id)s, %(dataset_id)s, %(type)s, stage, model, reasoning, input_tokens, output_tokens,
+               thinking_tokens, cost_usd, duration_ms, %(session_id)s, %(request_id)s, ok, error
+        FROM unnest(%(stage)s::text[], %(model)s::text[], %(reasoning)s::text[], %(input_tokens)s::int[],
+                    %(output_tokens)s::int[], %(thinking_tokens)s::int[], %(cost_usd)s::numeric[],
+                    %(duration_ms)s::int[], %(ok)s::bool[], %(error)s::text[])
+             AS i(stage, model, reasoning, input_tokens, output_tokens, thinking_tokens, cost_usd,
+                  duration_ms, ok, error)
+        """,
+        {
+            "user_id": call.user_id,
+            "dataset_id": call.dataset_id,
+            "type": call.type,
+            "session_id": call.session_id,
+            "request_id": call.request_id,
+            "stage": [i.stage for i in rows],
+            "model": [i.model for i in rows],
+            "reasoning": [i.reasoning for i in rows],
+            "input_tokens": [i.input_tokens for i in rows],
+            "output_tokens": [i.output_tokens for i in rows],
+            "thinking_tokens": [i.thinking_tokens for i in rows],
+            "cost_usd": [i.cost_usd for i in rows],
+            "duration_ms": [i.duration_ms for i in rows],
+            "ok": [i.ok for i in rows],
+            "error": [i.error for i in rows],
+        },
+    )
+    call.saved = len(call.inferences)

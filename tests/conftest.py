@@ -1,0 +1,86 @@
+"""Test wiring: a real PostgreSQL with pgvector (the embedded one, or DATABASE_URL), one
+database per test session, emptied before every test; provider keys cleared per test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Provider keys and endpoints of the developer's shell must never reach a test.
+for _name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GB_SECRETS_ARN",
+              "GB_DB_SECRET_ARN", "GB_LLM_MODEL", "GB_GEO"):
+    os.environ.pop(_name, None)
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ["POWERTOOLS_SERVICE_NAME"] = "gligabao"
+os.environ["POWERTOOLS_METRICS_NAMESPACE"] = "gligabao"
+
+pytest_plugins = ["fakes.fixtures"]
+
+
+def _admin_url() -> str:
+    if os.environ.get("DATABASE_URL"):
+        return os.environ["DATABASE_URL"]
+    from gligabao.local.embedded_pg import embedded_database_url
+
+    return embedded_database_url(str(ROOT / "var" / "test-pgdata"))
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    """A fresh database for this test session, with the schema applied."""
+    admin = _admin_url()
+    name = f"gligabao_test_{os.getpid()}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    params = conninfo_to_dict(admin)
+    params["dbname"] = name
+    url = make_conninfo(**params)
+    os.environ["DATABASE_URL"] = url
+
+    from gligabao import config
+    from gligabao.db import connection
+    from gligabao.db.migrate import ensure_schema
+
+    config.reset_caches()
+    connection.reset()
+    ensure_schema()
+    yield url
+    connection.reset()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+GB_TABLES = (
+    "gb_trajectories, gb_inferences, gb_image_artifacts, gb_edge_sessions, gb_entity_sessions, "
+    "gb_edge_artifacts, gb_entity_artifacts, gb_edges, gb_entities, gb_artifacts, gb_datasets"
+)
+
+
+@pytest.fixture
+def db(database_url):
+    """An empty graph; yields a connection of its own for assertions."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"TRUNCATE {GB_TABLES} RESTART IDENTITY CASCADE")
+        yield conn
+
+
+@pytest.fixture(autouse=True)
+def _clean_configuration(monkeypatch):
+    from gligabao import config
+
+    config.reset_caches()
+    yield
+    monkeypatch.undo()
+    config.reset_caches()
+
+
+def count_rows(conn: psycopg.Connection, table: str) -> int:
+    return conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))).fetchone()[0]

@@ -1,0 +1,1 @@
+"""Fixtures for the fake model providers (filled in with the provider clients)."""
