@@ -1,0 +1,12 @@
+"""One router per route group; each Lambda function serves one group."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+
+def all_routers() -> list[APIGatewayHttpRouter]:
+    from gligabao.api.routes import datasets, forget, graph, query, remember, sessions, system
+
+    return [system.router, datasets.router, remember.router, query.router, graph.router, sessions.router,
+            forget.router]

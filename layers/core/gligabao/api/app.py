@@ -1,0 +1,120 @@
+"""The HTTP contract shared by every function: routing, validation errors as 400, error bodies,
+404/405, body limits. Handlers build their app with `create_handler(router, ...)`."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+from gligabao import __version__
+from gligabao.errors import GbError, PayloadTooLarge
+
+API_TITLE = "gligabao"
+LambdaHandler = Callable[[dict, Any], dict]
+
+
+def error_response(status: int, message: str) -> Response:
+    return Response(status, content_types.APPLICATION_JSON, json.dumps({"error": message}))
+
+
+def validation_message(errors: list[dict]) -> str:
+    """One readable sentence for the first validation error, naming the field."""
+    if not errors:
+        return "invalid request"
+    error = errors[0]
+    kind, loc = error.get("type", ""), [str(part) for part in error.get("loc", ())]
+    if kind == "json_invalid":
+        return "invalid JSON body"
+    if kind in ("model_attributes_type", "dict_type") and loc in (["body"], []):
+        return "body must be a JSON object"
+    field = ".".join(part for part in loc[1:] if not part.isdigit() or len(loc) > 2) or (loc[0] if loc else "body")
+    if kind == "missing":
+        return f"{field} is required"
+    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    if message.startswith(field):
+        return message
+    return f"{field}: {message}"
+
+
+def create_app(*routers: APIGatewayHttpRouter, check_methods: bool = True) -> APIGatewayHttpResolver:
+    app = APIGatewayHttpResolver(enable_validation=True)
+    for router in routers:
+        app.include_router(router)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid_request(exc: RequestValidationError) -> Response:
+        return error_response(400, validation_message(exc.errors()))
+
+    @app.exception_handler(GbError)
+    def _known_error(exc: GbError) -> Response:
+        return error_response(exc.status, exc.message)
+
+    @app.not_found
+    def _not_found(exc: NotFoundError) -> Response:
+        event = app.current_event
+        if check_methods and _path_has_other_methods(app, event.path, event.http_method):
+            return error_response(405, f"method {event.http_method} not allowed on {event.path}")
+        return error_response(404, "not found")
+
+    @app.exception_handler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        from gligabao.observability.logging import get_logger
+
+        get_logger().exception("unexpected error", extra={"error_type": type(exc).__name__})
+        return error_response(500, "internal error")
+
+    return app
+
+
+def _path_has_other_methods(app: APIGatewayHttpResolver, path: str, method: str) -> bool:
+    """Whether any function of the API serves this path with another method (405, not 404)."""
+    routes = [*app._static_routes, *app._dynamic_routes, *_every_route()]
+    return any(route.rule.match(path) and route.method != method.upper() for route in routes)
+
+
+@functools.cache
+def _every_route() -> tuple:
+    from gligabao.api.routes import all_routers
+
+    every = create_app(*all_routers(), check_methods=False)
+    return (*every._static_routes, *every._dynamic_routes)
+
+
+def create_handler(*routers: APIGatewayHttpRouter, max_body_bytes: int | None = None) -> LambdaHandler:
+    """The Lambda entry point of one function: limits first, then the routes."""
+    app = create_app(*routers)
+
+    def handler(event: dict, context: Any) -> dict:
+        if max_body_bytes is not None and _body_size(event) > max_body_bytes:
+            exc = PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes")
+            return {
+                "statusCode": exc.status,
+                "headers": {"Content-Type": content_types.APPLICATION_JSON},
+                "body": json.dumps({"error": exc.message}),
+                "isBase64Encoded": False,
+            }
+        return app.resolve(event, context)
+
+    handler.app = app  # type: ignore[attr-defined]
+    return handler
+
+
+def _body_size(event: dict) -> int:
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        return len(body) * 3 // 4
+    return len(body.encode("utf-8"))
+
+
+def openapi_document(routers: list[APIGatewayHttpRouter]) -> dict:
+    app = create_app(*routers)
+    schema = app.get_openapi_schema(title=API_TITLE, version=__version__,
+                                    description="Knowledge-graph memory for LLM agents")
+    return json.loads(schema.model_dump_json(by_alias=True, exclude_none=True))

@@ -1,0 +1,5 @@
+"""POST /v1/gb/remember."""
+
+from gligabao.api.routes.pending import pending_router
+
+router = pending_router([("POST", "/v1/gb/remember", "remember")])

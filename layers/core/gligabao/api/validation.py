@@ -1,0 +1,61 @@
+"""Field types shared by the request models: the SPEC's rules for users, datasets and sessions."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+DATASET_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+DEFAULT_DATASET = "main"
+SESSION_ID_MAX_BYTES = 128
+USER_ID_MAX_BYTES = 256
+
+_DATASET_NAME = re.compile(DATASET_NAME_PATTERN)
+
+
+def _has_control_characters(value: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in value)
+
+
+def check_user_id(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("user_id is required")
+    if len(value.encode()) > USER_ID_MAX_BYTES or _has_control_characters(value):
+        raise ValueError(f"user_id must be at most {USER_ID_MAX_BYTES} bytes without control characters")
+    return value
+
+
+def check_dataset_name(value: str) -> str:
+    if not _DATASET_NAME.match(value):
+        raise ValueError("dataset must be 1-64 characters of A-Z a-z 0-9 _ . -")
+    return value
+
+
+def resolve_session_id(value: str | None) -> str | None:
+    """The seed's rule: trimmed; empty means no session; at most 128 bytes, no control characters."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if len(value.encode()) > SESSION_ID_MAX_BYTES:
+        raise ValueError(f"session_id must be at most {SESSION_ID_MAX_BYTES} bytes")
+    if _has_control_characters(value):
+        raise ValueError("session_id must not contain control characters")
+    return value
+
+
+def _strictly_string(value: object) -> object:
+    if value is not None and not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+UserId = Annotated[str, BeforeValidator(_strictly_string), AfterValidator(check_user_id)]
+DatasetName = Annotated[str, BeforeValidator(_strictly_string), AfterValidator(check_dataset_name)]
+SessionId = Annotated[str | None, BeforeValidator(_strictly_string), AfterValidator(resolve_session_id)]
+DatasetField = Annotated[DatasetName, Field(default=DEFAULT_DATASET)]
