@@ -82,5 +82,28 @@ def _clean_configuration(monkeypatch):
     config.reset_caches()
 
 
+@pytest.fixture(scope="session")
+def local_api_server(database_url):
+    """The local API (`gligabao serve`) on a free port, routes from the real template.yaml."""
+    import threading
+
+    from gligabao.local.server import make_server
+
+    server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def api(local_api_server, db):
+    """A client of the local API over real HTTP, on an empty graph."""
+    from http_client import LocalApiClient
+
+    return LocalApiClient(local_api_server)
+
+
 def count_rows(conn: psycopg.Connection, table: str) -> int:
     return conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))).fetchone()[0]

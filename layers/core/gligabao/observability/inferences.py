@@ -56,7 +56,11 @@ class CallContext:
 
 
 def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
-    """Write the call's inferences not yet saved, in one statement."""
+    """Write the call's inferences not yet saved, in one statement.
+
+    The dataset is looked up rather than trusted: after a failed remember, the dataset
+    it created was rolled back with everything else, and its inferences keep no dataset.
+    """
     rows = call.inferences[call.saved :]
     if not rows:
         return
@@ -65,7 +69,7 @@ def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
         INSERT INTO gb_inferences (user_id, dataset_id, type, stage, model, reasoning, input_tokens,
                                    output_tokens, thinking_tokens, cost_usd, duration_ms, session_id,
                                    request_id, ok, error)
-        SELECT %(user_id)s, %(dataset_id)s, %(type)s, stage, model, reasoning, input_tokens, output_tokens,
+        SELECT %(user_id)s, (SELECT id FROM gb_datasets WHERE id = %(dataset_id)s), %(type)s, stage, model, reasoning, input_tokens, output_tokens,
                thinking_tokens, cost_usd, duration_ms, %(session_id)s, %(request_id)s, ok, error
         FROM unnest(%(stage)s::text[], %(model)s::text[], %(reasoning)s::text[], %(input_tokens)s::int[],
                     %(output_tokens)s::int[], %(thinking_tokens)s::int[], %(cost_usd)s::numeric[],

@@ -1,0 +1,116 @@
+"""Monitoring events: each remember and query ends with exactly one (SPEC section 11).
+
+`emit_event("remember.ok", ...)` writes two lines to stdout:
+
+* one JSON log line through the service's Powertools Logger (message = the event name;
+  fields event, request_id, user_id, dataset, session_id, duration_ms, status, counts,
+  input_tokens, output_tokens, cost_usd, error; Powertools omits the fields that are None);
+* one CloudWatch EMF document (namespace `gligabao`, dimension `Operation` = the part of the
+  name before the dot, plus Powertools' `service` dimension) with the metrics Latency,
+  Errors, InputTokens, OutputTokens, CostUSD, EntitiesCreated, EdgesCreated, EdgesSuperseded.
+
+Each event uses a fresh `EphemeralMetrics`, flushed at once, so dimensions and metrics never
+leak from one event (or one request) to the next. The function takes no text: memory texts
+and keys cannot reach the logs through it (and the logger redacts key-like strings anyway).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+
+from gligabao.observability.inferences import CallContext
+from gligabao.observability.logging import get_logger, service_name
+
+NAMESPACE = "gligabao"
+DIMENSION = "Operation"
+OUTCOMES = ("ok", "error")
+# counts key -> metric name (0 when the key is absent)
+COUNT_METRICS = {
+    "entities_created": "EntitiesCreated",
+    "edges_created": "EdgesCreated",
+    "edges_superseded": "EdgesSuperseded",
+}
+ERROR_MAX_CHARS = 500
+
+_NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_\-]*)\.(ok|error)$")
+
+
+def parse_event_name(name: str) -> tuple[str, str]:
+    """`"remember.ok"` -> `("remember", "ok")`; ValueError for a name that is not `<op>.<ok|error>`."""
+    match = _NAME.match(name or "")
+    if not match:
+        raise ValueError(f"monitoring event name must be '<op>.ok' or '<op>.error', got {name!r}")
+    return match.group(1), match.group(2)
+
+
+def emit_event(
+    name: str,
+    *,
+    request_id: str | None,
+    user_id: str | None,
+    dataset: str | int | None,
+    session_id: str | None,
+    duration_ms: float,
+    status: int,
+    counts: Mapping[str, int] | None = None,
+    call: CallContext | None = None,
+    error: str | None = None,
+) -> None:
+    """Emit the one monitoring event of a request: a JSON log line and an EMF metrics document.
+
+    `name` is `<op>.ok` or `<op>.error` (remember.ok, remember.error, query.ok, query.error, ...).
+    `counts` holds integer counters (entities_created, edges_created, edges_superseded, ...);
+    `call` gives the tokens and cost of the request's model calls; `error` is a short error
+    message (never a memory text). Monitoring never fails the request: a metrics problem is
+    logged as a warning.
+    """
+    op, outcome = parse_event_name(name)
+    is_error = outcome == "error"
+    counts_out = {str(k): int(v) for k, v in (counts or {}).items() if v is not None}
+    input_tokens = int(call.input_tokens) if call is not None else 0
+    output_tokens = int(call.output_tokens) if call is not None else 0
+    cost_usd = float(call.cost_usd) if call is not None else 0.0
+    duration = round(float(duration_ms), 3)
+    if error is not None and len(error) > ERROR_MAX_CHARS:
+        error = error[: ERROR_MAX_CHARS - 1] + "…"
+
+    log = get_logger()
+    fields = {
+        "event": name,
+        "request_id": request_id,
+        "user_id": user_id,
+        "dataset": dataset,
+        "session_id": session_id,
+        "duration_ms": duration,
+        "status": int(status),
+        "counts": counts_out,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost_usd": cost_usd,
+        "error": error,
+    }
+    if not is_error:
+        log.info(name, extra=fields)
+    elif int(status) >= 500:
+        log.error(name, extra=fields)
+    else:
+        log.warning(name, extra=fields)
+
+    try:
+        metrics = EphemeralMetrics(namespace=NAMESPACE, service=service_name())
+        metrics.add_dimension(name=DIMENSION, value=op)
+        metrics.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=duration)
+        metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=1 if is_error else 0)
+        metrics.add_metric(name="InputTokens", unit=MetricUnit.Count, value=input_tokens)
+        metrics.add_metric(name="OutputTokens", unit=MetricUnit.Count, value=output_tokens)
+        metrics.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=cost_usd)
+        for key, metric in COUNT_METRICS.items():
+            metrics.add_metric(name=metric, unit=MetricUnit.Count, value=counts_out.get(key, 0))
+        if request_id:
+            metrics.add_metadata(key="request_id", value=request_id)
+        metrics.flush_metrics()
+    except Exception as exc:  # noqa: BLE001 - monitoring must not turn a served request into a 500
+        log.warning("monitoring metrics not emitted", extra={"event": name, "reason": type(exc).__name__})

@@ -1,0 +1,84 @@
+"""The schema of SPEC section 4, applied as versioned, idempotent migrations."""
+
+import psycopg
+import pytest
+
+from gligabao.db.connection import connection
+from gligabao.db.migrate import available_migrations, migrate
+from graph_rows import add_artifact, add_dataset, add_edge, add_entity
+
+
+def test_migrations_are_versioned_and_applying_them_again_changes_nothing(db):
+    versions = [version for version, _, _ in available_migrations()]
+
+    assert migrate(connection()) == []
+    recorded = [row[0] for row in db.execute("SELECT version FROM gb_schema_migrations ORDER BY version")]
+    assert recorded == versions
+
+
+def test_every_table_of_the_spec_exists(db):
+    tables = {row[0] for row in db.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'gb\\_%'")}
+
+    assert {"gb_datasets", "gb_artifacts", "gb_entities", "gb_edges", "gb_entity_artifacts", "gb_edge_artifacts",
+            "gb_entity_sessions", "gb_edge_sessions", "gb_image_artifacts", "gb_inferences",
+            "gb_trajectories"} <= tables
+
+
+def test_the_four_vector_columns_have_hnsw_cosine_indexes(db):
+    indexes = {row[0] for row in db.execute("SELECT indexdef FROM pg_indexes WHERE indexdef LIKE '%hnsw%'")}
+
+    for column in ("gb_entities USING hnsw (embedding vector_cosine_ops)",
+                   "gb_edges USING hnsw (embedding vector_cosine_ops)",
+                   "gb_artifacts USING hnsw (embedding vector_cosine_ops)",
+                   "gb_artifacts USING hnsw (summary_embedding vector_cosine_ops)"):
+        assert any(column in index for index in indexes), column
+
+
+def test_entity_names_are_unique_per_dataset(db):
+    dataset = add_dataset(db, "u1")
+    add_entity(db, dataset, "Alice")
+
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        add_entity(db, dataset, "Alice")
+    add_entity(db, add_dataset(db, "u1", "other"), "Alice")
+
+
+def test_dataset_names_follow_the_rules_in_the_database_too(db):
+    with pytest.raises(psycopg.errors.CheckViolation):
+        add_dataset(db, "u1", "no spaces")
+
+
+def test_deleting_an_entity_deletes_its_edges_links_and_vectors(db):
+    dataset = add_dataset(db, "u1")
+    artifact = add_artifact(db, dataset)
+    alice = add_entity(db, dataset, "Alice", embedding=[1.0] * 1536)
+    acme = add_entity(db, dataset, "Acme", "organization")
+    edge = add_edge(db, dataset, alice, acme, "works_at", artifact_id=artifact, embedding=[1.0] * 1536)
+    db.execute("INSERT INTO gb_entity_artifacts VALUES (%s, %s)", [alice, artifact])
+    db.execute("INSERT INTO gb_edge_artifacts VALUES (%s, %s)", [edge, artifact])
+    db.execute("INSERT INTO gb_entity_sessions VALUES (%s, 'a')", [alice])
+    db.execute("INSERT INTO gb_edge_sessions VALUES (%s, 'a')", [edge])
+
+    db.execute("DELETE FROM gb_entities WHERE id = %s", [alice])
+
+    for table in ("gb_edges", "gb_entity_artifacts", "gb_edge_artifacts", "gb_entity_sessions",
+                  "gb_edge_sessions"):
+        assert db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
+    assert db.execute("SELECT count(*) FROM gb_artifacts").fetchone()[0] == 1
+
+
+def test_relations_must_be_snake_case(db):
+    dataset = add_dataset(db, "u1")
+    alice, acme = add_entity(db, dataset, "Alice"), add_entity(db, dataset, "Acme")
+
+    with pytest.raises(psycopg.errors.CheckViolation):
+        add_edge(db, dataset, alice, acme, "Works At")
+
+
+def test_every_transaction_is_scoped_to_its_user(db):
+    from gligabao.db.connection import user_transaction
+
+    with user_transaction("u1") as conn:
+        assert conn.execute("SELECT current_setting('gligabao.user_id')").fetchone() == {"current_setting": "u1"}
+    with user_transaction("u2") as conn:
+        assert conn.execute("SELECT current_setting('gligabao.user_id')").fetchone() == {"current_setting": "u2"}
