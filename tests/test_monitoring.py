@@ -54,7 +54,8 @@ def _call_with_two_inferences() -> CallContext:
     call.record(Inference(stage="extract", model="claude-haiku-5-5", reasoning="none", input_tokens=1200,
                           output_tokens=300, thinking_tokens=None, cost_usd=0.0024, duration_ms=800, ok=True))
     call.record(Inference(stage="embed", model="text-embedding-3-small", reasoning=None, input_tokens=80,
-                          output_tokens=None, thinking_tokens=None, cost_usd=0.0000016, duration_ms=90, ok=True))
+                          output_tokens=None, thinking_tokens=None, cost_usd=0.0000016, duration_ms=90,
+                          ok=True))
     return call
 
 
@@ -135,7 +136,8 @@ def test_error_event_counts_one_error_and_zero_for_absent_counts(capsys):
     assert _metric_definitions(doc) == METRIC_UNITS
     assert _value(doc, "Errors") == 1
     assert _value(doc, "Latency") == 37
-    for name in ("InputTokens", "OutputTokens", "CostUSD", "EntitiesCreated", "EdgesCreated", "EdgesSuperseded"):
+    for name in ("InputTokens", "OutputTokens", "CostUSD", "EntitiesCreated", "EdgesCreated",
+                 "EdgesSuperseded"):
         assert _value(doc, name) == 0, name
 
     line = logs[0]
@@ -207,7 +209,8 @@ def test_key_in_message_and_extra_field_never_printed(capsys):
     log = get_logger()
     log.info(f"calling provider with {ANTHROPIC_KEY}")
     log.info("openai key %s in args", OPENAI_KEY)
-    log.warning("extra fields", extra={"detail": f"x-api-key: {ANTHROPIC_KEY}", "anthropic_api_key": ANTHROPIC_KEY,
+    log.warning("extra fields", extra={"detail": f"x-api-key: {ANTHROPIC_KEY}",
+                                       "anthropic_api_key": ANTHROPIC_KEY,
                                        "headers": {"Authorization": f"Bearer {BEARER}"},
                                        "note": f"got header Authorization: Bearer {BEARER}",
                                        "nested": [{"value": OPENAI_KEY}], "password": "hunter2",

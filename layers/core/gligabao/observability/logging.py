@@ -101,16 +101,20 @@ def redact(value: Any, _depth: int = 0) -> Any:
     if _depth > 20:  # a pathological structure: do not recurse forever
         return REDACTED
     if isinstance(value, Mapping):
-        return {
-            k: (REDACTED if isinstance(k, str) and is_sensitive_key(k) and v is not None else redact(v, _depth + 1))
-            for k, v in value.items()
-        }
+        return {k: _redact_field(k, v, _depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [redact(v, _depth + 1) for v in value]
     if isinstance(value, (bool, int, float)) or value is None:
         return value
     # Any other object is logged through str(): redact that string.
     return redact_text(str(value))
+
+
+def _redact_field(name: Any, value: Any, depth: int = 0) -> Any:
+    """The value of a field: `[REDACTED]` for a secret's name, else the value redacted."""
+    if isinstance(name, str) and is_sensitive_key(name) and value is not None:
+        return REDACTED
+    return redact(value, depth)
 
 
 class RedactingFilter(logging.Filter):
@@ -125,7 +129,7 @@ class RedactingFilter(logging.Filter):
                 record.msg = redact(record.msg)
             for key in [k for k in record.__dict__ if k not in RESERVED_LOG_ATTRS]:
                 value = record.__dict__[key]
-                record.__dict__[key] = REDACTED if is_sensitive_key(key) and value is not None else redact(value)
+                record.__dict__[key] = _redact_field(key, value)
         except Exception:  # noqa: BLE001 - never lose a log line; the formatter redacts again
             pass
         return True

@@ -1,0 +1,218 @@
+"""Provider keys (SPEC section 3): from the Secrets Manager secret named by GB_SECRETS_ARN on
+Lambda (cached per container), else from the environment; a missing key is a 503, never a crash."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from gligabao import config
+from gligabao.errors import NotConfigured
+
+ANTHROPIC = "sk-ant-api03-test-anthropic-key-0000000000"
+OPENAI = "sk-proj-test-openai-key-00000000000000000"
+
+
+@pytest.fixture
+def aws_env(monkeypatch):
+    """Fake credentials, so nothing here can ever reach a real AWS account."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SECURITY_TOKEN": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SECRETS_MANAGER"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def secretsmanager(aws_env):
+    with mock_aws():
+        yield boto3.client("secretsmanager", region_name="us-east-1")
+
+
+def _use_secret(monkeypatch, arn: str) -> None:
+    monkeypatch.setenv("GB_SECRETS_ARN", arn)
+    config.reset_caches()
+
+
+def _create(client, payload, name: str = "gligabao/provider-keys") -> str:
+    value = payload if isinstance(payload, str) else json.dumps(payload)
+    return client.create_secret(Name=name, SecretString=value)["ARN"]
+
+
+def _count_get_secret_value_calls() -> list[str]:
+    """Counts the GetSecretValue calls of the Powertools secrets provider's client from now on."""
+    from aws_lambda_powertools.utilities.parameters.constants import DEFAULT_PROVIDERS
+
+    calls: list[str] = []
+    client = DEFAULT_PROVIDERS["secrets"].client
+    client.meta.events.register(
+        "before-call.secrets-manager.GetSecretValue", lambda **kwargs: calls.append(kwargs["model"].name)
+    )
+    return calls
+
+
+def test_keys_come_from_the_secret(secretsmanager, monkeypatch):
+    arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI})
+    _use_secret(monkeypatch, arn)
+
+    assert config.settings().secrets_arn == arn
+    assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI}
+    assert config.require_key("ANTHROPIC_API_KEY") == ANTHROPIC
+    assert config.require_key("OPENAI_API_KEY") == OPENAI
+    assert config.llm_configured()
+
+
+def test_secret_is_read_once_per_container(secretsmanager, monkeypatch):
+    arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI})
+    _use_secret(monkeypatch, arn)
+    assert config.provider_keys()["ANTHROPIC_API_KEY"] == ANTHROPIC
+
+    calls = _count_get_secret_value_calls()
+    secretsmanager.put_secret_value(
+        SecretId=arn,
+        SecretString=json.dumps({"ANTHROPIC_API_KEY": "sk-ant-rotated", "OPENAI_API_KEY": OPENAI}),
+    )
+    for _ in range(3):
+        assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI}
+        assert config.require_key("OPENAI_API_KEY") == OPENAI
+    assert calls == []  # served from the container's cache, no AWS call
+
+    # A new container (or the cache's max age) reads the rotated value.
+    config.reset_caches()
+    assert config.provider_keys()["ANTHROPIC_API_KEY"] == "sk-ant-rotated"
+
+
+def test_cached_value_expires_after_max_age(secretsmanager, monkeypatch):
+    arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI})
+    _use_secret(monkeypatch, arn)
+    before = datetime.now()
+    assert config.provider_keys()["ANTHROPIC_API_KEY"] == ANTHROPIC
+    rotated = json.dumps({"ANTHROPIC_API_KEY": "sk-ant-rotated"})
+    secretsmanager.put_secret_value(SecretId=arn, SecretString=rotated)
+
+    from aws_lambda_powertools.utilities.parameters.constants import DEFAULT_PROVIDERS
+
+    store = DEFAULT_PROVIDERS["secrets"].store
+    assert len(store) == 1, "the secret value is cached by the Powertools provider"
+    (key, item), = store.items()
+    # cached for SECRETS_CACHE_SECONDS
+    expected = before + timedelta(seconds=config.SECRETS_CACHE_SECONDS)
+    assert abs((item.ttl - expected).total_seconds()) < 5
+    assert config.provider_keys()["ANTHROPIC_API_KEY"] == ANTHROPIC
+
+    store[key] = item._replace(ttl=datetime.now() - timedelta(seconds=1))  # as if the max age had passed
+    assert config.provider_keys() == {"ANTHROPIC_API_KEY": "sk-ant-rotated"}
+
+
+def test_secret_missing_a_key_is_503_for_that_key(secretsmanager, monkeypatch):
+    arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC})
+    _use_secret(monkeypatch, arn)
+
+    assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC}
+    assert config.require_key("ANTHROPIC_API_KEY") == ANTHROPIC
+    with pytest.raises(NotConfigured) as raised:
+        config.require_key("OPENAI_API_KEY")
+    assert str(raised.value) == "embeddings not configured: OPENAI_API_KEY is not set"
+    assert raised.value.message == "embeddings not configured: OPENAI_API_KEY is not set"
+    assert raised.value.status == 503
+
+
+def test_empty_values_in_the_secret_count_as_missing(secretsmanager, monkeypatch):
+    arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": OPENAI, "OTHER": "ignored"})
+    _use_secret(monkeypatch, arn)
+
+    assert config.provider_keys() == {"OPENAI_API_KEY": OPENAI}
+    with pytest.raises(NotConfigured) as raised:
+        config.require_key("ANTHROPIC_API_KEY")
+    assert str(raised.value) == "LLM not configured: ANTHROPIC_API_KEY is not set"
+    assert raised.value.status == 503
+    assert not config.llm_configured()
+
+
+def test_missing_secret_does_not_crash(secretsmanager, monkeypatch):
+    _use_secret(monkeypatch, "arn:aws:secretsmanager:us-east-1:123456789012:secret:gligabao/absent-AbCdEf")
+
+    assert config.provider_keys() == {}
+    assert not config.llm_configured()
+    with pytest.raises(NotConfigured, match="LLM not configured: ANTHROPIC_API_KEY is not set"):
+        config.require_key("ANTHROPIC_API_KEY")
+    with pytest.raises(NotConfigured, match="embeddings not configured: OPENAI_API_KEY is not set"):
+        config.require_key("OPENAI_API_KEY")
+
+
+@pytest.mark.parametrize("payload", ["not json at all", json.dumps(["ANTHROPIC_API_KEY"]), "null"])
+def test_malformed_secret_does_not_crash(secretsmanager, monkeypatch, payload):
+    arn = _create(secretsmanager, payload)
+    _use_secret(monkeypatch, arn)
+    assert config.provider_keys() == {}
+    with pytest.raises(NotConfigured):
+        config.require_key("OPENAI_API_KEY")
+
+
+def test_unreachable_secrets_manager_does_not_crash(aws_env, monkeypatch):
+    # No mock: an endpoint where nothing listens, one attempt only.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    monkeypatch.setenv("AWS_RETRY_MODE", "standard")
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI)
+    _use_secret(monkeypatch, "arn:aws:secretsmanager:us-east-1:123456789012:secret:gligabao/keys-AbCdEf")
+
+    started = time.monotonic()
+    assert config.provider_keys() == {"OPENAI_API_KEY": OPENAI}  # the environment still counts
+    assert time.monotonic() - started < 30
+    with pytest.raises(NotConfigured, match="ANTHROPIC_API_KEY is not set"):
+        config.require_key("ANTHROPIC_API_KEY")
+
+
+def test_secret_overrides_environment_and_environment_fills_gaps(secretsmanager, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-from-env")
+    arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC})
+    _use_secret(monkeypatch, arn)
+
+    assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": "sk-openai-from-env"}
+
+
+def test_environment_without_secret_arn(monkeypatch):
+    monkeypatch.delenv("GB_SECRETS_ARN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config.reset_caches()
+
+    assert config.settings().secrets_arn is None
+    assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC}
+    assert config.require_key("ANTHROPIC_API_KEY") == ANTHROPIC
+    assert config.llm_configured()
+    with pytest.raises(NotConfigured) as raised:
+        config.require_key("OPENAI_API_KEY")
+    assert str(raised.value) == "embeddings not configured: OPENAI_API_KEY is not set"
+    assert raised.value.status == 503
+
+
+def test_no_keys_anywhere_is_not_a_crash(monkeypatch):
+    for name in ("GB_SECRETS_ARN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GB_LLM_PROVIDER"):
+        monkeypatch.delenv(name, raising=False)
+    config.reset_caches()
+
+    assert config.provider_keys() == {}
+    assert not config.llm_configured()
+    with pytest.raises(NotConfigured, match="^LLM not configured: ANTHROPIC_API_KEY is not set$"):
+        config.require_key("ANTHROPIC_API_KEY")
+
+
+def test_bedrock_needs_no_anthropic_key(monkeypatch):
+    for name in ("GB_SECRETS_ARN", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GB_LLM_PROVIDER", "bedrock")
+    config.reset_caches()
+    assert config.llm_configured()
