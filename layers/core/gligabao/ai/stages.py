@@ -1,0 +1,79 @@
+"""The LLM stages of each operation, and the request's per-stage `reasoning` and `models`.
+
+`"reasoning": "low"` sets the operation's main stage; `{"extract": "high", "resolve": "low"}`
+sets stages one by one. A stage left out reasons at "none" and uses the default model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from gligabao.errors import BadRequest
+
+LEVELS = ("none", "low", "medium", "high")
+REMEMBER_STAGES = ("extract", "resolve", "image")
+QUERY_STAGES = ("query", "detect_geo")
+OPERATION_STAGES = {"remember": REMEMBER_STAGES, "query": QUERY_STAGES}
+
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}")  # matched whole: no "$" newline slip
+
+
+def parse_reasoning(value: object, stages: Sequence[str], default_stage: str) -> dict[str, str]:
+    """The reasoning level of each stage the request names."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return {default_stage: parse_level(value)}
+    if isinstance(value, dict):
+        return {
+            _checked_stage("reasoning", stage, stages): parse_level(level) for stage, level in value.items()
+        }
+    raise BadRequest(f"reasoning: must be a level ({_one_of(LEVELS)}) or an object of stage levels")
+
+
+def parse_level(value: object) -> str:
+    level = value.strip().lower() if isinstance(value, str) else None
+    if level in LEVELS:
+        return level
+    shown = f'"{value}"' if isinstance(value, str) else type(value).__name__
+    raise BadRequest(f"reasoning: unknown level {shown} (use {_one_of(LEVELS)})")
+
+
+def parse_models(value: object, stages: Sequence[str]) -> dict[str, str]:
+    """The model of each stage the request names."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadRequest("models: must be an object of stage to model name")
+    return {
+        _checked_stage("models", stage, stages): _checked_model(stage, name) for stage, name in value.items()
+    }
+
+
+def level_for(reasoning: dict[str, str], stage: str) -> str:
+    return reasoning.get(stage, "none")
+
+
+def _checked_model(stage: str, name: object) -> str:
+    if isinstance(name, str) and MODEL_NAME.fullmatch(name):
+        return name
+    raise BadRequest(f'models: invalid model name for stage "{stage}"')
+
+
+def _checked_stage(field: str, stage: object, stages: Sequence[str]) -> str:
+    if stage in stages:
+        return stage
+    other = _operation_of(stage)
+    if other:
+        this = next((op for op, names in OPERATION_STAGES.items() if tuple(stages) == names), "this one")
+        raise BadRequest(f'{field}: "{stage}" is a stage of {other}, not of {this} (use {_one_of(stages)})')
+    raise BadRequest(f'{field}: unknown stage "{stage}" (use {_one_of(stages)})')
+
+
+def _operation_of(stage: object) -> str | None:
+    return next((op for op, names in OPERATION_STAGES.items() if stage in names), None)
+
+
+def _one_of(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
