@@ -108,13 +108,39 @@ def reset() -> None:
 @contextmanager
 def user_transaction(user_id: str) -> Iterator[psycopg.Connection]:
     """A transaction scoped to one user: the user is set on it for row-level security."""
-    conn = connection()
+    conn, transaction = _begin()
     try:
-        with conn.transaction():
-            conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
-            yield conn
-    except psycopg.OperationalError as exc:
-        if conn.broken or conn.closed:
-            _local.conn = None
-            raise DatabaseUnavailable("database unavailable") from exc
+        conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
+        yield conn
+    except BaseException as exc:
+        _end(conn, transaction, exc)
         raise
+    _end(conn, transaction, None)
+
+
+def _begin() -> tuple[psycopg.Connection, psycopg.Transaction]:
+    """BEGIN on this thread's connection; a connection the server dropped while the container
+    was frozen (proxy idle timeout, failover) is replaced once, transparently."""
+    for attempt in range(2):
+        conn = connection()
+        transaction = conn.transaction()
+        try:
+            transaction.__enter__()
+        except psycopg.OperationalError as exc:
+            _local.conn = None
+            if attempt or not (conn.broken or conn.closed):
+                raise DatabaseUnavailable("database unavailable") from exc
+            continue
+        return conn, transaction
+    raise AssertionError("unreachable")
+
+
+def _end(conn: psycopg.Connection, transaction: psycopg.Transaction, exc: BaseException | None) -> None:
+    try:
+        transaction.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
+    except psycopg.OperationalError as failure:
+        _local.conn = None
+        raise DatabaseUnavailable("database unavailable") from failure
+    if isinstance(exc, psycopg.OperationalError) and (conn.broken or conn.closed):
+        _local.conn = None
+        raise DatabaseUnavailable("database unavailable") from exc
