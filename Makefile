@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test pytest lint-template tools migrate openapi bench clean
+.PHONY: install serve test pytest lint-template tools build migrate openapi bench clean
 
 install: $(VENV)/.installed
 
@@ -45,6 +45,13 @@ $(TOOLS)/.installed: infra/tools-requirements.txt
 lint-template: tools
 	$(TOOLS)/bin/cfn-lint template.yaml
 	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} SAM_CLI_TELEMETRY=0 $(TOOLS)/bin/sam validate --lint --template template.yaml
+
+# `sam build` without a container: the layer's Makefile (layers/core/Makefile) has pip fetch the
+# Lambda platform's wheels (manylinux aarch64, CPython 3.12) and compiles them with python3.12,
+# which must be the first python3.12 on PATH: the one of $(PYTHON) is put first.
+build: tools
+	PATH="$$(dirname "$$($(PYTHON) -c 'import sys; print(sys.executable)')"):$$PATH" \
+	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} SAM_CLI_TELEMETRY=0 $(TOOLS)/bin/sam build
 
 bench: install
 	$(BIN)/python bench/cold_start.py

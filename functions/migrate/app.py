@@ -1,0 +1,13 @@
+"""Lambda function: the deploy-time schema migrations (CloudFormation custom resource
+Custom::Migrations). Glue only; the logic is in gligabao.db.deploy_migrations."""
+
+from aws_lambda_powertools import Logger
+
+from gligabao.db.deploy_migrations import handle
+
+logger = Logger()  # service name from POWERTOOLS_SERVICE_NAME
+
+
+@logger.inject_lambda_context(log_event=False)  # the event holds a pre-signed URL: not logged
+def handler(event, context):
+    return handle(event, context, logger=logger)

@@ -1,0 +1,159 @@
+"""The schema migrations at deploy time: the CloudFormation custom resource `Custom::Migrations`.
+
+CloudFormation invokes the migrate function with a Create, Update or Delete request and waits
+for a JSON answer PUT to the request's pre-signed `ResponseURL`. Create and Update apply the
+pending migrations (`gligabao.db.migrate.migrate`); Delete does nothing (the data stays with the
+database, whose own deletion policy decides). Whatever happens, an answer is sent: without one
+the stack would hang until the resource's ServiceTimeout.
+
+Nothing heavy is imported at module level, so that even a broken package still answers FAILED.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+PHYSICAL_RESOURCE_ID = "gligabao-migrations"
+REASON_MAX_CHARS = 400
+RESPONSE_MAX_BYTES = 4096  # CloudFormation's limit on the whole answer
+SEND_ATTEMPTS = 3
+SEND_TIMEOUT_SECONDS = 30
+# Leave this much of the invocation to answer CloudFormation after the last connection attempt.
+ANSWER_MARGIN_MS = 60_000
+RETRY_INTERVAL_SECONDS = 10
+
+_PASSWORD_IN_CONNINFO = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_PASSWORD_IN_URL = re.compile(r"(://[^/@\s:]*:)[^@\s]*@")
+
+_fallback_logger = logging.getLogger(__name__)
+
+
+def handle(
+    event: dict[str, Any],
+    context: Any = None,
+    *,
+    logger: Any = None,
+    apply: Callable[[float | None], list[str]] | None = None,
+) -> dict[str, Any]:
+    """Serve one custom-resource request and answer CloudFormation; returns the answer sent."""
+    log = logger or _fallback_logger
+    request_type = event.get("RequestType")
+    status, reason, data = "SUCCESS", "", {}
+    try:
+        if request_type in ("Create", "Update"):
+            applied = (apply or apply_migrations)(_deadline(context))
+            data = {"applied": ",".join(applied), "count": str(len(applied))}
+            reason = f"{len(applied)} migration(s) applied" if applied else "schema up to date"
+            log.info("migrations applied", extra={"request_type": request_type, "applied": applied})
+        elif request_type == "Delete":
+            reason = "nothing to do on delete"
+            log.info("delete: nothing to do", extra={"request_type": request_type})
+        else:
+            status, reason = "FAILED", f"unknown request type {request_type!r}"
+    except Exception as exc:  # every failure is an answer, never a silence
+        status, reason = "FAILED", safe_reason(exc)
+        log.error("migrations failed", extra={"request_type": request_type, "reason": reason})
+    answer = {
+        "Status": status,
+        "Reason": reason,
+        "PhysicalResourceId": event.get("PhysicalResourceId") or PHYSICAL_RESOURCE_ID,
+        "StackId": event.get("StackId"),
+        "RequestId": event.get("RequestId"),
+        "LogicalResourceId": event.get("LogicalResourceId"),
+        "NoEcho": False,
+        "Data": data,
+    }
+    send_response(event["ResponseURL"], answer, log)
+    return answer
+
+
+def apply_migrations(deadline: float | None = None) -> list[str]:
+    """Connect (waiting for the database until `deadline`, a time.monotonic() value) and migrate."""
+    from gligabao.db import connection as db
+    from gligabao.db.migrate import migrate
+
+    while True:
+        try:
+            conn = db.connection()
+            break
+        except db.DatabaseUnavailable:
+            # A new cluster's proxy target can take minutes to become available.
+            if deadline is None or time.monotonic() + RETRY_INTERVAL_SECONDS > deadline:
+                raise
+            time.sleep(RETRY_INTERVAL_SECONDS)
+    return migrate(conn)
+
+
+def _deadline(context: Any) -> float | None:
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    if remaining is None:
+        return None
+    return time.monotonic() + max(0, remaining() - ANSWER_MARGIN_MS) / 1000
+
+
+def safe_reason(exc: BaseException) -> str:
+    """A short reason for CloudFormation's events: the error and its cause, no password."""
+    parts = [f"{type(exc).__name__}: {exc}"]
+    cause = exc.__cause__
+    if cause is not None:
+        parts.append(f"{type(cause).__name__}: {cause}")
+    text = " / ".join(" ".join(p.split()) for p in parts)
+    for secret in _known_passwords():
+        text = text.replace(secret, "***")
+    text = _PASSWORD_IN_CONNINFO.sub(r"\1***", text)
+    text = _PASSWORD_IN_URL.sub(r"\1***@", text)
+    return text[:REASON_MAX_CHARS]
+
+
+def _known_passwords() -> list[str]:
+    """The passwords this process may hold: DATABASE_URL's and the resolved cluster secret's."""
+    urls = [os.environ.get("DATABASE_URL")]
+    try:
+        from gligabao.db import connection as db
+
+        urls.append(getattr(db, "_resolved_url", None))
+    except Exception:
+        pass
+    found = []
+    for url in filter(None, urls):
+        try:
+            from psycopg.conninfo import conninfo_to_dict
+
+            password = conninfo_to_dict(url).get("password")
+        except Exception:
+            continue
+        if password and len(str(password)) >= 4:
+            found.append(str(password))
+    return found
+
+
+def send_response(url: str, answer: dict[str, Any], log: Any = None) -> None:
+    """PUT the answer to the pre-signed URL (empty Content-Type: the signature has none)."""
+    log = log or _fallback_logger
+    body = json.dumps(answer).encode()
+    if len(body) > RESPONSE_MAX_BYTES:
+        answer = {**answer, "Data": {"count": answer["Data"].get("count", "")}}
+        body = json.dumps(answer).encode()
+    request = urllib.request.Request(
+        url, data=body, method="PUT", headers={"Content-Type": "", "Content-Length": str(len(body))}
+    )
+    for attempt in range(1, SEND_ATTEMPTS + 1):
+        try:
+            with urllib.request.urlopen(request, timeout=SEND_TIMEOUT_SECONDS) as reply:
+                log.info(
+                    "answered CloudFormation", extra={"status": answer["Status"], "http_status": reply.status}
+                )
+                return
+        except (urllib.error.URLError, OSError) as exc:
+            log.warning("answering CloudFormation failed", extra={"attempt": attempt, "error": str(exc)})
+            if attempt == SEND_ATTEMPTS:
+                raise
+            time.sleep(attempt)

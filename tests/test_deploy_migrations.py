@@ -1,0 +1,240 @@
+"""The deploy-time migrations (functions/migrate, Custom::Migrations): driven like CloudFormation
+drives them, with the answer PUT to a local HTTP server standing in for the pre-signed URL."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from gligabao import config
+from gligabao.db import connection
+from gligabao.db.deploy_migrations import PHYSICAL_RESOURCE_ID, safe_reason
+from gligabao.db.migrate import available_migrations
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "s3cr3t-Pa55word-never-shown"
+
+
+def _load_migrate_app():
+    spec = importlib.util.spec_from_file_location(
+        "gb_migrate_function_app", ROOT / "functions/migrate/app.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class FakeContext:
+    function_name = "gligabao-migrate"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:gligabao-migrate"
+    aws_request_id = "00000000-0000-0000-0000-000000000001"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 0  # no time to wait for the database: one connection attempt
+
+
+class ResponseServer:
+    """Records the PUTs CloudFormation's pre-signed URL would receive."""
+
+    def __init__(self):
+        self.requests: list[dict] = []
+        recorded = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_PUT(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                recorded.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/cfn-response?X-Amz-Signature=abc"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def response_server():
+    server = ResponseServer()
+    yield server
+    server.close()
+
+
+LAMBDA_CONTEXT_KEYS = [
+    "function_name",
+    "function_memory_size",
+    "function_arn",
+    "function_request_id",
+    "cold_start",
+    "xray_trace_id",
+]
+
+
+@pytest.fixture
+def migrate_handler():
+    app = _load_migrate_app()
+    yield app.handler
+    # Powertools loggers of one service share their keys: the Lambda context the handler added
+    # must not reach the next test's log lines.
+    app.logger.remove_keys(LAMBDA_CONTEXT_KEYS)
+
+
+def _event(request_type: str, url: str, **extra) -> dict:
+    event = {
+        "RequestType": request_type,
+        "ServiceToken": "arn:aws:lambda:us-east-1:123456789012:function:gligabao-migrate",
+        "ResponseURL": url,
+        "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/gligabao/1111",
+        "RequestId": f"req-{request_type.lower()}",
+        "LogicalResourceId": "Migrations",
+        "ResourceType": "Custom::Migrations",
+        "ResourceProperties": {
+            "ServiceToken": "x",
+            "LayerVersion": "arn:aws:lambda:...:layer:gligabao-core:7",
+        },
+    }
+    event.update(extra)
+    return event
+
+
+def _use_database(monkeypatch, url: str) -> None:
+    monkeypatch.setenv("DATABASE_URL", url)
+    config.reset_caches()
+    connection.reset()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def fresh_database(database_url, monkeypatch):
+    """An empty database of its own (no schema yet), as a new Aurora cluster is."""
+    params = conninfo_to_dict(database_url)
+    name = f"{params['dbname']}_deploy"
+    admin = make_conninfo(**{**params, "dbname": "postgres"})
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = make_conninfo(**{**params, "dbname": name})
+    _use_database(monkeypatch, url)
+    yield url
+    connection.reset()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    config.reset_caches()
+
+
+def test_create_applies_the_migrations_and_answers_success(fresh_database, response_server, migrate_handler):
+    answer = migrate_handler(_event("Create", response_server.url), FakeContext())
+
+    assert len(response_server.requests) == 1
+    put = response_server.requests[0]
+    assert put["path"].startswith("/cfn-response")
+    assert put["headers"].get("Content-Type", "") == ""  # the pre-signed URL signs no content type
+    body = put["body"]
+    assert body == answer
+    expected = [f"{version:04d}_{name}" for version, name, _ in available_migrations()]
+    assert body["Status"] == "SUCCESS"
+    assert body["PhysicalResourceId"] == PHYSICAL_RESOURCE_ID
+    assert body["StackId"] == "arn:aws:cloudformation:us-east-1:123456789012:stack/gligabao/1111"
+    assert body["RequestId"] == "req-create"
+    assert body["LogicalResourceId"] == "Migrations"
+    assert body["Data"] == {"applied": ",".join(expected), "count": str(len(expected))}
+    assert body["Reason"]
+
+    with psycopg.connect(fresh_database) as conn:
+        versions = [
+            row[0] for row in conn.execute("SELECT version FROM gb_schema_migrations ORDER BY version")
+        ]
+    assert versions == [version for version, _, _ in available_migrations()]
+
+
+def test_update_is_idempotent(fresh_database, response_server, migrate_handler):
+    migrate_handler(_event("Create", response_server.url), FakeContext())
+    migrate_handler(
+        _event(
+            "Update", response_server.url, PhysicalResourceId=PHYSICAL_RESOURCE_ID, OldResourceProperties={}
+        ),
+        FakeContext(),
+    )
+
+    body = response_server.requests[1]["body"]
+    assert body["Status"] == "SUCCESS"
+    assert body["PhysicalResourceId"] == PHYSICAL_RESOURCE_ID
+    assert body["Data"] == {"applied": "", "count": "0"}
+
+
+def test_delete_succeeds_without_touching_the_database(monkeypatch, response_server, migrate_handler):
+    # A database that cannot be reached: touching it would fail.
+    _use_database(monkeypatch, f"postgresql://gb:{PASSWORD}@127.0.0.1:{_closed_port()}/gligabao")
+
+    migrate_handler(
+        _event("Delete", response_server.url, PhysicalResourceId=PHYSICAL_RESOURCE_ID), FakeContext()
+    )
+
+    body = response_server.requests[0]["body"]
+    assert body["Status"] == "SUCCESS"
+    assert body["PhysicalResourceId"] == PHYSICAL_RESOURCE_ID
+    assert body["RequestId"] == "req-delete"
+    assert body["Data"] == {}
+
+
+def test_a_failing_migration_answers_failed_without_the_password(
+    monkeypatch, response_server, migrate_handler
+):
+    _use_database(monkeypatch, f"postgresql://gb:{PASSWORD}@127.0.0.1:{_closed_port()}/gligabao")
+    try:
+        migrate_handler(_event("Create", response_server.url), FakeContext())
+    finally:
+        connection.reset()
+
+    assert len(response_server.requests) == 1
+    body = response_server.requests[0]["body"]
+    assert body["Status"] == "FAILED"
+    assert body["Reason"]
+    assert len(body["Reason"]) <= 400
+    assert PASSWORD not in json.dumps(body)
+    assert body["PhysicalResourceId"] == PHYSICAL_RESOURCE_ID
+    assert body["LogicalResourceId"] == "Migrations"
+    assert body["Data"] == {}
+
+
+def test_an_unknown_request_type_answers_failed(response_server, migrate_handler):
+    migrate_handler(_event("Rename", response_server.url), FakeContext())
+
+    assert response_server.requests[0]["body"]["Status"] == "FAILED"
+
+
+def test_reasons_never_carry_passwords():
+    error = RuntimeError(f"cannot connect: host=db port=5432 user=gb password={PASSWORD} dbname=x")
+    error.__cause__ = OSError(f"postgresql://gb:{PASSWORD}@db:5432/x refused")
+
+    reason = safe_reason(error)
+
+    assert PASSWORD not in reason
+    assert "RuntimeError" in reason and "OSError" in reason

@@ -1,0 +1,211 @@
+"""template.yaml, checked without AWS: the functions, the layer, logs, IAM, the database."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPECTED_FUNCTIONS = {"system", "datasets", "remember", "query", "graph", "sessions", "forget", "migrate"}
+
+
+class CloudFormationLoader(yaml.SafeLoader):
+    """Reads the short intrinsic tags (!Ref, !GetAtt, !Sub, ...) as their long forms."""
+
+
+def _intrinsic(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node):
+    name = "Ref" if tag_suffix == "Ref" else f"Fn::{tag_suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+        if tag_suffix == "GetAtt":
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return {name: value}
+
+
+CloudFormationLoader.add_multi_constructor("!", _intrinsic)
+
+
+@pytest.fixture(scope="module")
+def template() -> dict:
+    return yaml.load((ROOT / "template.yaml").read_text(), Loader=CloudFormationLoader)
+
+
+def _resources(template: dict, kind: str) -> dict[str, dict]:
+    return {name: r for name, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def _functions(template: dict) -> dict[str, dict]:
+    """Every function's properties, with the Globals merged in (the function's own win)."""
+    defaults = template.get("Globals", {}).get("Function", {})
+    merged = {}
+    for name, resource in _resources(template, "AWS::Serverless::Function").items():
+        props = {**defaults, **resource["Properties"]}
+        env = {
+            **defaults.get("Environment", {}).get("Variables", {}),
+            **resource["Properties"].get("Environment", {}).get("Variables", {}),
+        }
+        props["Environment"] = {"Variables": env}
+        merged[name] = props
+    return merged
+
+
+def _statements(template: dict):
+    for name, role in _resources(template, "AWS::IAM::Role").items():
+        for policy in role["Properties"].get("Policies", []):
+            if "Fn::If" in policy:  # a conditional policy: check the policy it may add
+                policy = policy["Fn::If"][1]
+            for statement in policy["PolicyDocument"]["Statement"]:
+                yield name, statement
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def test_the_template_is_sam(template):
+    assert template["Transform"] == "AWS::Serverless-2016-10-31"
+
+
+def test_one_function_per_route_group(template):
+    folders = {props["CodeUri"].strip("/").split("/")[-1] for props in _functions(template).values()}
+    assert folders == EXPECTED_FUNCTIONS
+
+
+@pytest.mark.parametrize("folder", sorted(EXPECTED_FUNCTIONS))
+def test_every_function_folder_has_an_app_with_a_handler(template, folder):
+    props = next(p for p in _functions(template).values() if p["CodeUri"].strip("/") == f"functions/{folder}")
+    assert props["Handler"] == "app.handler"
+    app = ROOT / props["CodeUri"] / "app.py"
+    assert app.is_file(), f"{app} is missing"
+    tree = ast.parse(app.read_text())
+    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    names |= {
+        t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
+    assert "handler" in names, f"{app} defines no `handler`"
+
+
+def test_every_function_uses_the_layer_python312_arm64(template):
+    layers = _resources(template, "AWS::Serverless::LayerVersion")
+    assert list(layers) == ["CoreLayer"]
+    for name, props in _functions(template).items():
+        assert props["Runtime"] == "python3.12", name
+        assert props["Architectures"] == ["arm64"], name
+        assert {"Ref": "CoreLayer"} in props["Layers"], name
+        assert props["VpcConfig"]["SubnetIds"] == {"Ref": "PrivateSubnetIds"}, name
+
+
+def test_the_layer_is_built_by_its_makefile(template):
+    layer = template["Resources"]["CoreLayer"]
+    assert layer["Properties"]["ContentUri"].strip("/") == "layers/core"
+    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+    assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
+    assert layer["Metadata"]["BuildMethod"] == "makefile"
+    makefile = (ROOT / "layers/core/Makefile").read_text()
+    assert "build-CoreLayer:" in makefile
+    assert "--invalidation-mode unchecked-hash" in makefile
+
+
+def test_every_function_logs_to_its_own_group_with_retention(template):
+    groups = _resources(template, "AWS::Logs::LogGroup")
+    used = []
+    for name, props in _functions(template).items():
+        group = props["LoggingConfig"]["LogGroup"]["Ref"]
+        assert group in groups, name
+        assert groups[group]["Properties"]["RetentionInDays"], name
+        used.append(group)
+    assert len(set(used)) == len(used)
+
+
+def test_http_functions_use_snapstart_on_an_alias_and_fit_the_api_timeout(template):
+    for name, props in _functions(template).items():
+        if not props.get("Events"):
+            continue
+        assert props["AutoPublishAlias"] == "live", name
+        assert props["SnapStart"] == {"ApplyOn": "PublishedVersions"}, name
+        assert props["Timeout"] <= 29, name
+
+
+def test_routes_are_plainly_readable(template):
+    routes = {}
+    for name, props in _functions(template).items():
+        for event in props.get("Events", {}).values():
+            assert event["Type"] == "HttpApi", name
+            key = (event["Properties"]["Method"], event["Properties"]["Path"])
+            assert key not in routes, key
+            routes[key] = props["CodeUri"]
+    assert routes[("GET", "/v1/gb/artifacts/{id}")].startswith("functions/sessions")
+    assert routes[("DELETE", "/v1/gb/artifacts/{id}")].startswith("functions/forget")
+    assert routes[("ANY", "$default")].startswith("functions/system")
+    assert routes[("ANY", "/v1/gb/remember")].startswith("functions/remember")
+
+
+def test_the_environment_names_the_secrets_and_the_proxy(template):
+    for name, props in _functions(template).items():
+        env = props["Environment"]["Variables"]
+        for variable in (
+            "GB_SECRETS_ARN",
+            "GB_DB_SECRET_ARN",
+            "GB_DB_HOST",
+            "GB_DB_NAME",
+            "GB_LLM_MODEL",
+            "GB_EMBEDDING_MODEL",
+            "GB_EMBEDDING_DIMENSIONS",
+            "GB_GEO",
+        ):
+            assert variable in env, (name, variable)
+        assert env["POWERTOOLS_SERVICE_NAME"] == "gligabao"
+        assert env["POWERTOOLS_METRICS_NAMESPACE"] == "gligabao"
+        assert env["GB_DB_HOST"] == {"Fn::GetAtt": ["DatabaseProxy", "Endpoint"]}
+
+
+def test_no_secretsmanager_statement_on_every_resource(template):
+    seen = 0
+    for role, statement in _statements(template):
+        actions = _as_list(statement["Action"])
+        if any(a.lower().startswith("secretsmanager:") for a in actions):
+            seen += 1
+            resources = _as_list(statement["Resource"])
+            assert "*" not in resources, role
+            assert all(isinstance(r, dict) for r in resources), (role, resources)
+            assert all(a == "secretsmanager:GetSecretValue" for a in actions), role
+    assert seen >= 3
+
+
+def test_wildcard_resources_only_for_network_interfaces(template):
+    for role, statement in _statements(template):
+        if "*" in _as_list(statement["Resource"]):
+            assert all(a.startswith("ec2:") for a in _as_list(statement["Action"])), role
+
+
+def test_aurora_postgresql_17_serverless_v2_behind_a_tls_proxy(template):
+    cluster = template["Resources"]["DatabaseCluster"]["Properties"]
+    assert cluster["Engine"] == "aurora-postgresql"
+    assert str(cluster["EngineVersion"]).startswith("17")
+    assert cluster["StorageEncrypted"] is True
+    assert "ServerlessV2ScalingConfiguration" in cluster
+    instance = template["Resources"]["DatabaseInstance"]["Properties"]
+    assert instance["DBInstanceClass"] == "db.serverless"
+    proxy = template["Resources"]["DatabaseProxy"]["Properties"]
+    assert proxy["EngineFamily"] == "POSTGRESQL"
+    assert proxy["RequireTLS"] is True
+
+
+def test_the_migrations_run_at_deploy_time(template):
+    migrations = _resources(template, "Custom::Migrations")
+    assert len(migrations) == 1
+    resource = next(iter(migrations.values()))
+    assert resource["Properties"]["ServiceToken"] == {"Fn::GetAtt": ["MigrateFunction", "Arn"]}
+    assert resource["Properties"]["LayerVersion"] == {"Ref": "CoreLayer"}
+    assert {"DatabaseInstance", "DatabaseProxyTargetGroup"} <= set(_as_list(resource["DependsOn"]))
+
+
+def test_outputs(template):
+    assert {"ApiUrl", "ProviderKeysSecretArn"} <= set(template["Outputs"])
