@@ -6,35 +6,16 @@ import ast
 from pathlib import Path
 
 import pytest
-import yaml
+
+from gligabao.local.template_routes import load_template
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_FUNCTIONS = {"system", "datasets", "remember", "query", "graph", "sessions", "forget", "migrate"}
 
 
-class CloudFormationLoader(yaml.SafeLoader):
-    """Reads the short intrinsic tags (!Ref, !GetAtt, !Sub, ...) as their long forms."""
-
-
-def _intrinsic(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node):
-    name = "Ref" if tag_suffix == "Ref" else f"Fn::{tag_suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        value = loader.construct_scalar(node)
-        if tag_suffix == "GetAtt":
-            value = value.split(".", 1)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    return {name: value}
-
-
-CloudFormationLoader.add_multi_constructor("!", _intrinsic)
-
-
 @pytest.fixture(scope="module")
 def template() -> dict:
-    return yaml.load((ROOT / "template.yaml").read_text(), Loader=CloudFormationLoader)
+    return load_template(ROOT / "template.yaml")
 
 
 def _resources(template: dict, kind: str) -> dict[str, dict]:

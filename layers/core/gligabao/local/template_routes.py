@@ -38,6 +38,7 @@ def _path_pattern(template_path: str) -> re.Pattern:
 
 
 def load_template(path: Path) -> dict:
+    """The template as data; the short intrinsic tags (!Ref, !GetAtt, !Sub, ...) read as their long forms."""
     import yaml
 
     class CloudFormationLoader(yaml.SafeLoader):
@@ -46,11 +47,13 @@ def load_template(path: Path) -> dict:
     def intrinsic(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict:
         if isinstance(node, yaml.ScalarNode):
             value = loader.construct_scalar(node)
+            if suffix == "GetAtt":
+                value = value.split(".", 1)
         elif isinstance(node, yaml.SequenceNode):
             value = loader.construct_sequence(node, deep=True)
         else:
             value = loader.construct_mapping(node, deep=True)
-        return {suffix: value}
+        return {"Ref" if suffix == "Ref" else f"Fn::{suffix}": value}
 
     CloudFormationLoader.add_multi_constructor("!", intrinsic)
     with open(path, encoding="utf-8") as stream:
