@@ -130,3 +130,26 @@ def test_body_over_the_query_limit_is_413(api):
     reply = api.post("/v1/gb/query", raw=b'{"query": "' + b"x" * (64 * 1024) + b'"}')
 
     assert reply.status == 413
+
+
+def test_the_access_log_prints_the_path_without_the_query_string(capsys):
+    import threading
+    import urllib.request
+
+    from gligabao.local.server import make_server
+
+    server = make_server(ROOT / "template.yaml", "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1/gb/nowhere?token=sk-ant-api03-abcdefghijklmnop"
+        try:
+            urllib.request.urlopen(url, timeout=10)
+        except Exception as error:  # 404 is expected
+            assert getattr(error, "code", None) == 404
+    finally:
+        server.shutdown()
+        server.server_close()
+    logged = capsys.readouterr().err
+    assert "GET /v1/gb/nowhere 404" in logged
+    assert "sk-ant" not in logged

@@ -172,15 +172,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the stdlib's name
-        sys.stderr.write(f"{self.address_string()} {format % args}\n")
+    def log_request(self, code="-", size="-") -> None:
+        # The path only: a query string may carry user ids or tokens, and logs never hold them.
+        sys.stderr.write(f"{self.command} {urlsplit(self.path).path} {code}\n")
 
 
 def make_server(template: Path, host: str = "127.0.0.1", port: int = 7878, quiet: bool = False) -> ThreadingHTTPServer:
     api = LocalApi(template)
     handler_class = type("Handler", (_RequestHandler,), {"api": api})
     if quiet:
-        handler_class.log_message = lambda *args: None
+        handler_class.log_message = handler_class.log_request = lambda *args, **kwargs: None
     server = ThreadingHTTPServer((host, port), handler_class)
     server.daemon_threads = True
     return server
