@@ -1,0 +1,197 @@
+"""The request and response of POST /v1/gb/remember (SPEC section 5).
+
+Unknown fields are refused (400 naming them), so a misspelt `sesion_id` is never silently dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+)
+
+from gligabao.ai.stages import LEVELS, REMEMBER_STAGES, parse_models, parse_reasoning
+from gligabao.api.validation import DatasetField, SessionId, UserId
+from gligabao.errors import BadRequest
+from gligabao.timefmt import parse_rfc3339
+
+IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _reasoning(value: Any) -> dict[str, str]:
+    try:
+        return parse_reasoning(value, REMEMBER_STAGES, default_stage="extract")
+    except BadRequest as error:
+        raise ValueError(error.message) from None
+
+
+def _models(value: Any) -> dict[str, str]:
+    try:
+        return parse_models(value, REMEMBER_STAGES)
+    except BadRequest as error:
+        raise ValueError(error.message) from None
+
+
+def _reference_time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _RFC3339.match(value.strip()):
+        raise ValueError("reference_time must be an RFC 3339 time with an offset, e.g. 2025-01-31T09:00:00Z")
+    try:
+        return parse_rfc3339(value)
+    except ValueError:
+        raise ValueError("reference_time is not a valid time") from None
+
+
+_STAGE_NAMES = list(REMEMBER_STAGES)
+Reasoning = Annotated[
+    dict[str, str],
+    BeforeValidator(_reasoning),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "enum": list(LEVELS)},
+                {
+                    "type": "object",
+                    "propertyNames": {"enum": _STAGE_NAMES},
+                    "additionalProperties": {"type": "string", "enum": list(LEVELS)},
+                },
+            ],
+            "description": "a level for the extract stage, or a level per stage (extract, resolve, image)",
+        }
+    ),
+]
+Models = Annotated[
+    dict[str, str],
+    BeforeValidator(_models),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "propertyNames": {"enum": _STAGE_NAMES},
+            "additionalProperties": {"type": "string"},
+            "description": "a model per stage (extract, resolve, image)",
+        }
+    ),
+]
+ReferenceTime = Annotated[
+    datetime | None,
+    BeforeValidator(_reference_time),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "date-time",
+            "description": "RFC 3339 with an offset: when the text was said or written; default now",
+        }
+    ),
+]
+
+
+class ImageInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    media_type: str = Field(description="image/png, image/jpeg, image/gif or image/webp")
+    data: str = Field(description="the image, base64")
+
+    @field_validator("media_type")
+    @classmethod
+    def _known_media_type(cls, value: str) -> str:
+        if value not in IMAGE_MEDIA_TYPES:
+            raise ValueError(f"image.media_type must be one of {', '.join(IMAGE_MEDIA_TYPES)}")
+        return value
+
+    @field_validator("data")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        try:
+            if not base64.b64decode(value, validate=True):
+                raise ValueError
+        except (binascii.Error, ValueError):
+            raise ValueError("image.data must be non-empty base64") from None
+        return value
+
+
+class RememberRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId
+    dataset: DatasetField
+    session_id: SessionId = None
+    text: str | None = Field(default=None, description="the text to remember; exactly one of text and image")
+    image: ImageInput | None = None
+    caption: str | None = Field(default=None, description="with image only")
+    reference_time: ReferenceTime = None
+    reasoning: Reasoning = Field(default_factory=dict)
+    models: Models = Field(default_factory=dict)
+
+    @field_validator("text")
+    @classmethod
+    def _not_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("text must not be empty")
+        if value is not None and "\x00" in value:  # PostgreSQL text cannot hold it
+            raise ValueError("text must not contain NUL characters")
+        return value.strip() if value is not None else None
+
+    def check_content(self) -> None:
+        """Exactly one of text and image; a caption goes with an image."""
+        if (self.text is None) == (self.image is None):
+            raise BadRequest("exactly one of text and image is required")
+        if self.caption is not None and self.image is None:
+            raise BadRequest("caption is only for an image")
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+class RememberedEntity(BaseModel):
+    id: int
+    name: str
+    type: str
+    description: str
+    created: bool = Field(description="created by this call (false: an entity already stored)")
+
+
+class RememberedEdge(BaseModel):
+    id: int
+    source_id: int
+    target_id: int
+    source: str
+    target: str
+    relation: str
+    description: str
+    artifact_id: int | None
+    valid_at: str | None = Field(description="RFC 3339, UTC: when the fact began to hold")
+    invalid_at: str | None = Field(default=None, exclude_if=_absent,
+                                   description="when it stopped holding; omitted while it holds")
+    created_at: str
+    created: bool = Field(description="created by this call (false: a stored fact the text restates)")
+
+
+class SupersededEdge(BaseModel):
+    id: int
+    invalid_at: str | None
+    expired_at: str
+
+
+class RememberResponse(BaseModel):
+    session_id: str | None = Field(default=None, exclude_if=_absent,
+                                   description="the request's session; omitted without one")
+    dataset: str
+    artifact_id: int
+    entities: list[RememberedEntity]
+    edges: list[RememberedEdge]
+    superseded: list[SupersededEdge]
+    chunks: int = Field(description="chunks of a long text; 0 when it was not chunked")
+

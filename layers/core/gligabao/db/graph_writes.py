@@ -1,0 +1,431 @@
+"""The queries of the remember path: artifacts, entities, edges and their links.
+
+Each function is one SQL statement, whatever the number of rows: rows travel as arrays
+and are expanded with unnest, so a remember costs the same round trips for 1 fact or 50.
+Every query is filtered by the dataset: an id that a model or a caller names can never
+reach another dataset's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from pgvector import Vector
+
+from gligabao.db import datasets as dataset_rows
+
+
+def lock_dataset(conn: psycopg.Connection, user_id: str, dataset: str) -> int:
+    """The dataset's id, created on first use, its row locked until the transaction ends.
+
+    The stores of one dataset thus run one at a time: they are short (no model call runs inside)
+    and the checks they make under the lock are exact (who creates the dataset, whether a fact is
+    already live, whether an edge is still live when superseded). The no-op update is what takes
+    the lock when the row exists; it also returns the id of a row another transaction has just
+    inserted (a plain INSERT ... DO NOTHING would see nothing then). No deadlock: it is the first
+    lock a store takes, and it does not block the foreign-key checks of other writers.
+    """
+    return conn.execute(
+        """
+        INSERT INTO gb_datasets (user_id, name) VALUES (%s, %s)
+        ON CONFLICT (user_id, name) DO UPDATE SET created_at = gb_datasets.created_at
+        RETURNING id
+        """,
+        [user_id, dataset],
+    ).fetchone()["id"]
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    text: str
+    summary: str | None
+    embedding: Sequence[float] | None
+    summary_embedding: Sequence[float] | None
+
+
+def insert_artifacts(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    *,
+    text: str,
+    session_id: str | None,
+    reference_time: datetime,
+    chunks: Sequence[ChunkRow],
+) -> tuple[int, list[int]]:
+    """The text's artifact and its chunks' (kind 'chunk', parent the text): (text id, chunk ids in order)."""
+    row = conn.execute(
+        """
+        WITH parent AS (
+            INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256)
+            VALUES (%(dataset_id)s, 'text', %(text)s, %(session_id)s, %(reference_time)s,
+                    encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex'))
+            RETURNING id
+        ),
+        chunks AS (
+            INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, parent_id,
+                                      chunk_index, summary, embedding, summary_embedding)
+            SELECT %(dataset_id)s, 'chunk', c.text, %(session_id)s, %(reference_time)s, parent.id,
+                   c.ord - 1, c.summary, c.embedding, c.summary_embedding
+            FROM parent,
+                 unnest(%(chunk_text)s::text[], %(summary)s::text[], %(embedding)s::vector[],
+                        %(summary_embedding)s::vector[]) WITH ORDINALITY AS c(text, summary, embedding,
+                                                                             summary_embedding, ord)
+            RETURNING id, chunk_index
+        )
+        SELECT (SELECT id FROM parent) AS id,
+               coalesce((SELECT array_agg(id ORDER BY chunk_index) FROM chunks), '{}') AS chunk_ids
+        """,
+        {
+            "dataset_id": dataset_id,
+            "text": text,
+            "session_id": session_id,
+            "reference_time": reference_time,
+            "chunk_text": [c.text for c in chunks],
+            "summary": [c.summary for c in chunks],
+            "embedding": [_vector(c.embedding) for c in chunks],
+            "summary_embedding": [_vector(c.summary_embedding) for c in chunks],
+        },
+    ).fetchone()
+    return row["id"], list(row["chunk_ids"])
+
+
+def find_dataset_id(conn: psycopg.Connection, user_id: str, dataset: str) -> int | None:
+    return dataset_rows.find_id(conn, user_id, dataset)
+
+
+def match_entities(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    normalized_names: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+    threshold: float,
+) -> list[dict | None]:
+    """For each name (with its vector), the stored entity it is: same normalized name, else the
+    nearest vector when its cosine is at least `threshold`; None when neither."""
+    rows = conn.execute(
+        """
+        SELECT i.ord,
+               coalesce(by_name.id, by_vector.id) AS id,
+               coalesce(by_name.name, by_vector.name) AS name,
+               coalesce(by_name.type, by_vector.type) AS type,
+               coalesce(by_name.description, by_vector.description) AS description,
+               CASE WHEN by_name.id IS NOT NULL THEN 'name' ELSE 'vector' END AS matched_by
+        FROM unnest(%(names)s::text[], %(embeddings)s::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
+        LEFT JOIN gb_entities by_name
+               ON by_name.dataset_id = %(dataset_id)s AND by_name.normalized_name = i.normalized_name
+        LEFT JOIN LATERAL (
+            SELECT e.id, e.name, e.type, e.description, e.embedding <=> i.embedding AS distance
+            FROM gb_entities e
+            WHERE by_name.id IS NULL AND e.dataset_id = %(dataset_id)s AND e.embedding IS NOT NULL
+            ORDER BY e.embedding <=> i.embedding
+            LIMIT 1
+        ) by_vector ON 1 - by_vector.distance >= %(threshold)s
+        WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
+        """,
+        {
+            "dataset_id": dataset_id,
+            "names": list(normalized_names),
+            "embeddings": [_vector(e) for e in embeddings],
+            "threshold": threshold,
+        },
+    ).fetchall()
+    matches: list[dict | None] = [None] * len(normalized_names)
+    for row in rows:
+        matches[row["ord"] - 1] = row
+    return matches
+
+
+@dataclass(frozen=True)
+class EntityRow:
+    """An entity to store: `matched_id` set for a stored one (updated), else created by name."""
+
+    matched_id: int | None
+    name: str
+    normalized_name: str
+    type: str
+    description: str
+    embedding: Sequence[float]
+
+
+def upsert_entities(conn: psycopg.Connection, dataset_id: int, entities: Sequence[EntityRow]) -> list[dict]:
+    """Update the matched entities (fill an empty description or an unknown type, bump updated_at)
+    and insert the others, upserting on (dataset_id, normalized_name) so that a concurrent
+    creation of the same name ends in one row. Rows are written in normalized-name order, the
+    same in every transaction, so concurrent upserts wait for each other instead of deadlocking.
+
+    Returns one row per input, in input order: id, name, type, description, created.
+    """
+    rows = conn.execute(
+        """
+        WITH input AS (
+            SELECT * FROM unnest(%(matched_id)s::bigint[], %(name)s::text[], %(normalized_name)s::text[],
+                                 %(type)s::text[], %(description)s::text[], %(embedding)s::vector[])
+                     WITH ORDINALITY AS i(matched_id, name, normalized_name, type, description, embedding, ord)
+        ),
+        updated AS (
+            UPDATE gb_entities e
+            SET description = CASE WHEN e.description = '' THEN i.description ELSE e.description END,
+                type = CASE WHEN e.type = 'unknown' THEN i.type ELSE e.type END,
+                embedding = CASE WHEN e.embedding IS NULL OR (e.description = '' AND i.description <> '')
+                                 THEN i.embedding ELSE e.embedding END,
+                updated_at = now()
+            FROM input i
+            WHERE e.id = i.matched_id AND e.dataset_id = %(dataset_id)s
+            RETURNING i.ord, e.id, e.name, e.type, e.description, false AS created
+        ),
+        inserted AS (
+            INSERT INTO gb_entities AS e (dataset_id, name, normalized_name, type, description, embedding)
+            SELECT %(dataset_id)s, name, normalized_name, type, description, embedding
+            FROM input WHERE matched_id IS NULL
+            ORDER BY normalized_name
+            ON CONFLICT (dataset_id, normalized_name) DO UPDATE
+            SET description = CASE WHEN e.description = '' THEN EXCLUDED.description ELSE e.description END,
+                type = CASE WHEN e.type = 'unknown' THEN EXCLUDED.type ELSE e.type END,
+                embedding = CASE WHEN e.embedding IS NULL OR (e.description = '' AND EXCLUDED.description <> '')
+                                 THEN EXCLUDED.embedding ELSE e.embedding END,
+                updated_at = now()
+            RETURNING e.normalized_name, e.id, e.name, e.type, e.description, (e.xmax = 0) AS created
+        )
+        SELECT ord, id, name, type, description, created FROM updated
+        UNION ALL
+        SELECT i.ord, n.id, n.name, n.type, n.description, n.created
+        FROM inserted n JOIN input i ON i.matched_id IS NULL AND i.normalized_name = n.normalized_name
+        """,
+        {
+            "dataset_id": dataset_id,
+            "matched_id": [e.matched_id for e in entities],
+            "name": [e.name for e in entities],
+            "normalized_name": [e.normalized_name for e in entities],
+            "type": [e.type for e in entities],
+            "description": [e.description for e in entities],
+            "embedding": [_vector(e.embedding) for e in entities],
+        },
+    ).fetchall()
+    by_ord = {row["ord"]: row for row in rows}
+    return [by_ord[i + 1] for i in range(len(entities))]
+
+
+_EDGE_COLUMNS = """e.id, e.source_id, e.target_id, s.name AS source, t.name AS target, e.relation, e.description,
+               e.artifact_id, e.valid_at, e.invalid_at, e.created_at, e.expired_at"""
+
+
+def live_edges(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    triples: Sequence[tuple[int, int, str]],
+    ids: Sequence[int] = (),
+) -> list[dict]:
+    """The live (not superseded) edges with one of these (source_id, target_id, relation) or ids."""
+    return conn.execute(
+        f"""
+        SELECT {_EDGE_COLUMNS}
+        FROM gb_edges e
+        JOIN gb_entities s ON s.id = e.source_id
+        JOIN gb_entities t ON t.id = e.target_id
+        WHERE e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
+          AND ((e.source_id, e.target_id, e.relation) IN (
+                   SELECT * FROM unnest(%(source_id)s::bigint[], %(target_id)s::bigint[], %(relation)s::text[]))
+               OR e.id = ANY(%(ids)s::bigint[]))
+        ORDER BY e.id
+        """,
+        {
+            "dataset_id": dataset_id,
+            "source_id": [t[0] for t in triples],
+            "target_id": [t[1] for t in triples],
+            "relation": [t[2] for t in triples],
+            "ids": list(ids),
+        },
+    ).fetchall()
+
+
+def candidate_edges(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    entity_ids: Sequence[int],
+    embeddings: Sequence[Sequence[float]],
+    *,
+    threshold: float,
+    limit: int,
+    exclude_ids: Sequence[int] = (),
+) -> list[dict]:
+    """The live edges new facts may repeat or contradict: those around these entities and those
+    whose vector has a cosine of at least `threshold` with one of `embeddings`; the `limit` most
+    similar to a new fact."""
+    return conn.execute(
+        f"""
+        WITH new_fact AS (
+            SELECT embedding FROM unnest(%(embeddings)s::vector[]) AS n(embedding)
+        ),
+        around AS (
+            SELECT id FROM gb_edges
+            WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL
+              AND (source_id = ANY(%(entity_ids)s::bigint[]) OR target_id = ANY(%(entity_ids)s::bigint[]))
+        ),
+        near_vector AS (
+            SELECT near.id
+            FROM new_fact n
+            CROSS JOIN LATERAL (
+                SELECT id, embedding <=> n.embedding AS distance
+                FROM gb_edges
+                WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL AND embedding IS NOT NULL
+                ORDER BY embedding <=> n.embedding
+                LIMIT %(limit)s
+            ) near
+            WHERE 1 - near.distance >= %(threshold)s
+        ),
+        candidate AS (
+            SELECT id FROM around UNION SELECT id FROM near_vector
+        )
+        SELECT {_EDGE_COLUMNS},
+               (SELECT max(1 - (e.embedding <=> n.embedding)) FROM new_fact n) AS similarity
+        FROM candidate c
+        JOIN gb_edges e ON e.id = c.id
+        JOIN gb_entities s ON s.id = e.source_id
+        JOIN gb_entities t ON t.id = e.target_id
+        WHERE NOT e.id = ANY(%(exclude_ids)s::bigint[])
+        ORDER BY similarity DESC NULLS LAST, e.created_at DESC, e.id DESC
+        LIMIT %(limit)s
+        """,
+        {
+            "dataset_id": dataset_id,
+            "entity_ids": list(entity_ids),
+            "embeddings": [_vector(e) for e in embeddings],
+            "threshold": threshold,
+            "limit": limit,
+            "exclude_ids": list(exclude_ids),
+        },
+    ).fetchall()
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    source_id: int
+    target_id: int
+    relation: str
+    description: str
+    artifact_id: int
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    embedding: Sequence[float]
+
+
+def insert_edges(conn: psycopg.Connection, dataset_id: int, edges: Sequence[EdgeRow]) -> list[dict]:
+    """Insert new edges; returns their rows (with id and created_at) in input order.
+
+    The inputs must be distinct by (source_id, target_id, relation): that is how rows are matched back.
+    """
+    rows = conn.execute(
+        """
+        WITH inserted AS (
+            INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, artifact_id,
+                                  valid_at, invalid_at, embedding)
+            SELECT %(dataset_id)s, source_id, target_id, relation, description, artifact_id, valid_at,
+                   invalid_at, embedding
+            FROM unnest(%(source_id)s::bigint[], %(target_id)s::bigint[], %(relation)s::text[],
+                        %(description)s::text[], %(artifact_id)s::bigint[], %(valid_at)s::timestamptz[],
+                        %(invalid_at)s::timestamptz[], %(embedding)s::vector[])
+                 AS i(source_id, target_id, relation, description, artifact_id, valid_at, invalid_at, embedding)
+            RETURNING id, source_id, target_id, relation, created_at
+        )
+        SELECT * FROM inserted
+        """,
+        {
+            "dataset_id": dataset_id,
+            "source_id": [e.source_id for e in edges],
+            "target_id": [e.target_id for e in edges],
+            "relation": [e.relation for e in edges],
+            "description": [e.description for e in edges],
+            "artifact_id": [e.artifact_id for e in edges],
+            "valid_at": [e.valid_at for e in edges],
+            "invalid_at": [e.invalid_at for e in edges],
+            "embedding": [_vector(e.embedding) for e in edges],
+        },
+    ).fetchall()
+    by_triple = {(r["source_id"], r["target_id"], r["relation"]): r for r in rows}
+    return [by_triple[(e.source_id, e.target_id, e.relation)] for e in edges]
+
+
+@dataclass(frozen=True)
+class EdgeEnd:
+    """A stored edge that ends: superseded (expired now) or closed by a restatement (invalid_at only)."""
+
+    edge_id: int
+    invalid_at: datetime
+    supersede: bool
+
+
+def end_edges(
+    conn: psycopg.Connection, dataset_id: int, ends: Sequence[EdgeEnd], now: datetime
+) -> list[dict]:
+    """Write the ends of edges still live; returns id, invalid_at, expired_at of each edge changed."""
+    return conn.execute(
+        """
+        UPDATE gb_edges e
+        SET invalid_at = u.invalid_at,
+            expired_at = CASE WHEN u.supersede THEN %(now)s ELSE e.expired_at END
+        FROM unnest(%(edge_id)s::bigint[], %(invalid_at)s::timestamptz[], %(supersede)s::boolean[])
+             AS u(edge_id, invalid_at, supersede)
+        WHERE e.id = u.edge_id AND e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
+        RETURNING e.id, e.invalid_at, e.expired_at
+        """,
+        {
+            "dataset_id": dataset_id,
+            "now": now,
+            "edge_id": [end.edge_id for end in ends],
+            "invalid_at": [end.invalid_at for end in ends],
+            "supersede": [end.supersede for end in ends],
+        },
+    ).fetchall()
+
+
+def link(
+    conn: psycopg.Connection,
+    *,
+    entity_artifacts: Sequence[tuple[int, int]],
+    edge_artifacts: Sequence[tuple[int, int]],
+    session_id: str | None,
+    session_entities: Sequence[int],
+    session_edges: Sequence[int],
+) -> None:
+    """Provenance links (entity/edge, artifact) and session links (entity/edge, session), idempotent."""
+    entity_artifacts, edge_artifacts = sorted(set(entity_artifacts)), sorted(set(edge_artifacts))
+    conn.execute(
+        """
+        WITH entity_artifact AS (
+            INSERT INTO gb_entity_artifacts (entity_id, artifact_id)
+            SELECT * FROM unnest(%(ea_entity)s::bigint[], %(ea_artifact)s::bigint[])
+            ON CONFLICT DO NOTHING
+        ),
+        edge_artifact AS (
+            INSERT INTO gb_edge_artifacts (edge_id, artifact_id)
+            SELECT * FROM unnest(%(ga_edge)s::bigint[], %(ga_artifact)s::bigint[])
+            ON CONFLICT DO NOTHING
+        ),
+        entity_session AS (
+            INSERT INTO gb_entity_sessions (entity_id, session_id)
+            SELECT id, %(session_id)s::text FROM unnest(%(session_entities)s::bigint[]) AS s(id)
+            WHERE %(session_id)s::text IS NOT NULL
+            ON CONFLICT DO NOTHING
+        )
+        INSERT INTO gb_edge_sessions (edge_id, session_id)
+        SELECT id, %(session_id)s::text FROM unnest(%(session_edges)s::bigint[]) AS s(id)
+        WHERE %(session_id)s::text IS NOT NULL
+        ON CONFLICT DO NOTHING
+        """,
+        {
+            "ea_entity": [pair[0] for pair in entity_artifacts],
+            "ea_artifact": [pair[1] for pair in entity_artifacts],
+            "ga_edge": [pair[0] for pair in edge_artifacts],
+            "ga_artifact": [pair[1] for pair in edge_artifacts],
+            "session_id": session_id,
+            "session_entities": sorted(set(session_entities)),
+            "session_edges": sorted(set(session_edges)),
+        },
+    )
+
+
+def _vector(values: Sequence[float] | None) -> Vector | None:
+    return None if values is None else Vector(list(values))

@@ -1,0 +1,79 @@
+"""Step 5 of remember: which stored entity each entity of the text is (no LLM).
+
+An entity of the text is a stored one of the dataset when its normalized name matches, else
+when its vector has a cosine of at least SIMILARITY_THRESHOLD with a stored entity's (the best
+such). A matched entity keeps its id and name; an empty description (or unknown type) is
+filled and updated_at is bumped. The others are created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import psycopg
+
+from gligabao.db import graph_writes
+from gligabao.memory.extraction import TextEntity
+
+SIMILARITY_THRESHOLD = 0.75
+
+
+@dataclass(frozen=True)
+class StoredEntity:
+    id: int
+    name: str
+    type: str
+    description: str
+    created: bool
+
+
+def known_entity_ids(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    entities: Sequence[TextEntity],
+    vectors: Sequence[Sequence[float]],
+) -> dict[str, int]:
+    """normalized name -> id of the stored entity it is, for the entities already stored (reads only)."""
+    matches = graph_writes.match_entities(
+        conn, dataset_id, [e.normalized_name for e in entities], vectors, SIMILARITY_THRESHOLD
+    )
+    return {
+        entity.normalized_name: match["id"] for entity, match in zip(entities, matches, strict=True) if match
+    }
+
+
+def resolve_entities(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    entities: Sequence[TextEntity],
+    vectors: Sequence[Sequence[float]],
+) -> dict[str, StoredEntity]:
+    """Match, update and create the text's entities; normalized name -> the stored entity."""
+    if not entities:
+        return {}
+    matches = graph_writes.match_entities(
+        conn, dataset_id, [e.normalized_name for e in entities], vectors, SIMILARITY_THRESHOLD
+    )
+    # Several names of the text may be one stored entity ("Alice", "Alice Smith"): one row each.
+    rows: list[graph_writes.EntityRow] = []
+    row_of: dict[str, int] = {}
+    row_of_stored_id: dict[int, int] = {}
+    for entity, vector, match in zip(entities, vectors, matches, strict=True):
+        stored_id = match["id"] if match else None
+        if stored_id is not None and stored_id in row_of_stored_id:
+            row_of[entity.normalized_name] = row_of_stored_id[stored_id]
+            continue
+        row_of[entity.normalized_name] = len(rows)
+        if stored_id is not None:
+            row_of_stored_id[stored_id] = len(rows)
+        rows.append(
+            graph_writes.EntityRow(
+                stored_id, entity.name, entity.normalized_name, entity.type, entity.description, vector
+            )
+        )
+    stored = [
+        StoredEntity(r["id"], r["name"], r["type"], r["description"], r["created"])
+        for r in graph_writes.upsert_entities(conn, dataset_id, rows)
+    ]
+    return {name: stored[index] for name, index in row_of.items()}

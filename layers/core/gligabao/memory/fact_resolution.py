@@ -1,0 +1,327 @@
+"""Step 6 of remember: which facts of the text are restatements, duplicates or contradictions.
+
+- A fact with the same source, target and relation as a live edge restates it: no LLM.
+- The other (new) facts are compared by the `resolve` stage, in one call per text, with the
+  candidates: the live edges around their entities and the live edges whose vector has a cosine
+  of at least SIMILARITY_THRESHOLD with one of them, at most MAX_CANDIDATES. No candidate, no call.
+- A duplicate is a restatement. A contradicted edge is superseded (expired now, invalid from
+  the new fact's valid_at unless it had an end). A restatement carrying an invalid_at the stored
+  edge lacks closes the stored edge (invalid_at only: ended, not superseded).
+
+The LLM is asked before the store's transaction (no lock is held during a model call); the store
+re-checks everything under the dataset's lock, so a decision about an edge that changed in the
+meantime is dropped rather than applied to a stale row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import psycopg
+
+from gligabao.ai.prompts.resolve import RESOLVE_MAX_TOKENS, FactLine, Resolution, resolve_prompt
+from gligabao.ai.stages import level_for
+from gligabao.db import graph_writes
+from gligabao.memory.entity_resolution import StoredEntity, known_entity_ids
+from gligabao.memory.extraction import TextFact, TextGraph
+from gligabao.memory.temporal import is_restatement_period, superseded_invalid_at
+from gligabao.observability.inferences import CallContext
+
+SIMILARITY_THRESHOLD = 0.75
+MAX_CANDIDATES = 50
+
+
+@dataclass
+class Judgement:
+    """What the resolve stage said, by index of the fact in the text's graph."""
+
+    duplicate_of: dict[int, int] = field(default_factory=dict)
+    contradicts: dict[int, set[int]] = field(default_factory=dict)
+
+    def edge_ids(self) -> set[int]:
+        return set(self.duplicate_of.values()).union(*self.contradicts.values())
+
+
+@dataclass(frozen=True)
+class Candidates:
+    new_facts: list[int]  # indexes of the facts that restate no live edge
+    edges: list[dict]  # the live edges they may repeat or contradict
+
+
+def find_candidates(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    graph: TextGraph,
+    entity_vectors: Sequence[Sequence[float]],
+    fact_vectors: Sequence[Sequence[float]],
+) -> Candidates:
+    """The facts the resolve stage must judge and the live edges to judge them against (reads only)."""
+    known = known_entity_ids(conn, dataset_id, graph.entities, entity_vectors)
+    triples = {
+        index: (known[f.source.normalized_name], known[f.target.normalized_name], f.relation)
+        for index, f in enumerate(graph.facts)
+        if f.source.normalized_name in known and f.target.normalized_name in known
+    }
+    live = graph_writes.live_edges(conn, dataset_id, list(set(triples.values()))) if triples else []
+    restated = {index: edge for index, edge in _restatements(graph.facts, triples, live).items()}
+    new_facts = [index for index in range(len(graph.facts)) if index not in restated]
+    if not new_facts:
+        return Candidates([], [])
+    around = {
+        known[name]
+        for i in new_facts
+        for name in (graph.facts[i].source.normalized_name, graph.facts[i].target.normalized_name)
+        if name in known
+    }
+    edges = graph_writes.candidate_edges(
+        conn,
+        dataset_id,
+        sorted(around),
+        [fact_vectors[i] for i in new_facts],
+        threshold=SIMILARITY_THRESHOLD,
+        limit=MAX_CANDIDATES,
+        exclude_ids=sorted({edge["id"] for edge in restated.values()}),
+    )
+    return Candidates(new_facts, edges)
+
+
+def judge(
+    llm,
+    call: CallContext,
+    graph: TextGraph,
+    candidates: Candidates,
+    *,
+    reference_time: datetime,
+    now: datetime,
+    reasoning: dict[str, str],
+    models: dict[str, str],
+    deadline: float | None = None,
+) -> Judgement:
+    """The resolve stage's decisions; no call when there is nothing to compare."""
+    if not candidates.new_facts or not candidates.edges:
+        return Judgement()
+    system, content = resolve_prompt(
+        [
+            FactLine(i, f.source.name, f.relation, f.target.name, f.description, f.valid_at, f.invalid_at)
+            for i in candidates.new_facts
+            for f in (graph.facts[i],)
+        ],
+        [
+            FactLine(
+                e["id"],
+                e["source"],
+                e["relation"],
+                e["target"],
+                e["description"],
+                e["valid_at"],
+                e["invalid_at"],
+            )
+            for e in candidates.edges
+        ],
+        reference_time=reference_time,
+        current_time=now,
+    )
+    reply = llm.complete(
+        call,
+        "resolve",
+        system=system,
+        content=content,
+        reply_model=Resolution,
+        reasoning=level_for(reasoning, "resolve"),
+        model=models.get("resolve"),
+        max_tokens=RESOLVE_MAX_TOKENS,
+        deadline=deadline,
+    )
+    return judgement_from(reply, candidates)
+
+
+def judgement_from(reply: Resolution, candidates: Candidates) -> Judgement:
+    """The reply's decisions about the facts asked and the edges shown; anything else is ignored."""
+    asked = set(candidates.new_facts)
+    shown = {edge["id"] for edge in candidates.edges}
+    judgement = Judgement()
+    for decision in reply.facts:
+        if decision.fact not in asked:
+            continue
+        if decision.duplicate_of in shown:
+            judgement.duplicate_of[decision.fact] = decision.duplicate_of
+        contradicted = {edge_id for edge_id in decision.contradicts if edge_id in shown}
+        contradicted.discard(judgement.duplicate_of.get(decision.fact))
+        if contradicted:
+            judgement.contradicts.setdefault(decision.fact, set()).update(contradicted)
+    return judgement
+
+
+@dataclass
+class StatedEdge:
+    """An edge the text states: created now, or a stored one it restates."""
+
+    # id, source_id, target_id, source, target, relation, description, artifact_id, valid_at,
+    # invalid_at, created_at
+    row: dict
+    created: bool
+    pieces: set[int]
+
+
+@dataclass
+class FactsStored:
+    stated: list[StatedEdge]
+    superseded: list[dict]  # id, invalid_at, expired_at
+
+
+def store_facts(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    graph: TextGraph,
+    entities: dict[str, StoredEntity],
+    fact_vectors: Sequence[Sequence[float]],
+    judgement: Judgement,
+    piece_artifacts: Sequence[int],
+    now: datetime,
+) -> FactsStored:
+    """Insert the new edges, link the restated ones, close and supersede; under the dataset's lock."""
+    groups = _group_by_triple(graph.facts, entities)
+    triples = list(groups)
+    live = graph_writes.live_edges(conn, dataset_id, triples, sorted(judgement.edge_ids()))
+    live_by_id = {edge["id"]: edge for edge in live}
+
+    restated: dict[tuple, dict] = {}
+    for triple, members in groups.items():
+        edge = _same_triple_edge(live, triple, graph.facts[members[0]].valid_at) or _duplicate_edge(
+            members, judgement, live_by_id
+        )
+        if edge is not None:
+            restated[triple] = edge
+
+    new_triples = [t for t in triples if t not in restated]
+    inserted = _insert_new_edges(conn, dataset_id, graph, groups, new_triples, fact_vectors, piece_artifacts)
+    ends = _edge_ends(graph, groups, restated, judgement, live_by_id, now)
+    ended = {row["id"]: row for row in graph_writes.end_edges(conn, dataset_id, ends, now)} if ends else {}
+
+    names = {stored.id: stored.name for stored in entities.values()}
+    stated = []
+    for triple in triples:  # in the order the text states them
+        pieces = _pieces(graph, groups[triple])
+        if triple in restated:
+            row = dict(restated[triple])
+            if row["id"] in ended:
+                row["invalid_at"] = ended[row["id"]]["invalid_at"]
+            stated.append(StatedEdge(row, False, pieces))
+        else:
+            fact = graph.facts[groups[triple][0]]
+            row = {"id": inserted[triple]["id"], "source_id": triple[0], "target_id": triple[1],
+                   "source": names[triple[0]], "target": names[triple[1]], "relation": triple[2],
+                   "description": fact.description, "artifact_id": piece_artifacts[min(pieces)],
+                   "valid_at": fact.valid_at, "invalid_at": fact.invalid_at,
+                   "created_at": inserted[triple]["created_at"]}
+            stated.append(StatedEdge(row, True, pieces))
+    superseded = sorted((row for row in ended.values() if row["expired_at"] is not None), key=lambda r: r["id"])
+    return FactsStored(_merge_restated_twice(stated), superseded)
+
+
+def _insert_new_edges(conn: psycopg.Connection, dataset_id: int, graph: TextGraph, groups: dict[tuple, list[int]],
+                      new_triples: list[tuple], fact_vectors: Sequence[Sequence[float]],
+                      piece_artifacts: Sequence[int]) -> dict[tuple, dict]:
+    """Insert the facts that restate nothing; triple -> its row (id, created_at)."""
+    if not new_triples:
+        return {}
+    rows = []
+    for triple in new_triples:
+        fact = graph.facts[groups[triple][0]]
+        first_piece = min(_pieces(graph, groups[triple]))
+        rows.append(graph_writes.EdgeRow(*triple, fact.description, piece_artifacts[first_piece], fact.valid_at,
+                                         fact.invalid_at, fact_vectors[groups[triple][0]]))
+    return dict(zip(new_triples, graph_writes.insert_edges(conn, dataset_id, rows), strict=True))
+
+
+def _group_by_triple(facts: Sequence[TextFact], entities: dict[str, StoredEntity]) -> dict[tuple, list[int]]:
+    """Fact indexes by (source_id, target_id, relation): two names of one entity state one fact."""
+    groups: dict[tuple, list[int]] = {}
+    for index, fact in enumerate(facts):
+        triple = (
+            entities[fact.source.normalized_name].id,
+            entities[fact.target.normalized_name].id,
+            fact.relation,
+        )
+        groups.setdefault(triple, []).append(index)
+    return groups
+
+
+def _restatements(
+    facts: Sequence[TextFact], triples: dict[int, tuple], live: Sequence[dict]
+) -> dict[int, dict]:
+    found = {}
+    for index, triple in triples.items():
+        edge = _same_triple_edge(live, triple, facts[index].valid_at)
+        if edge is not None:
+            found[index] = edge
+    return found
+
+
+def _same_triple_edge(live: Sequence[dict], triple: tuple, valid_at: datetime | None) -> dict | None:
+    """The oldest live edge with this (source_id, target_id, relation) that the fact restates."""
+    return next(
+        (
+            edge
+            for edge in live
+            if (edge["source_id"], edge["target_id"], edge["relation"]) == triple
+            and is_restatement_period(edge["invalid_at"], valid_at)
+        ),
+        None,
+    )
+
+
+def _duplicate_edge(members: Sequence[int], judgement: Judgement, live_by_id: dict[int, dict]) -> dict | None:
+    for index in members:
+        edge = live_by_id.get(judgement.duplicate_of.get(index))
+        if edge is not None:
+            return edge
+    return None
+
+
+def _edge_ends(
+    graph: TextGraph,
+    groups: dict[tuple, list[int]],
+    restated: dict[tuple, dict],
+    judgement: Judgement,
+    live_by_id: dict[int, dict],
+    now: datetime,
+) -> list[graph_writes.EdgeEnd]:
+    ends: dict[int, graph_writes.EdgeEnd] = {}
+    # A restatement that says the fact ended closes the stored edge.
+    for triple, edge in restated.items():
+        invalid_at = min(
+            (graph.facts[i].invalid_at for i in groups[triple] if graph.facts[i].invalid_at), default=None
+        )
+        if invalid_at is not None and edge["invalid_at"] is None:
+            ends[edge["id"]] = graph_writes.EdgeEnd(edge["id"], invalid_at, supersede=False)
+    # A contradicted edge is superseded, unless this text states it too.
+    stated_ids = {edge["id"] for edge in restated.values()}
+    for index, edge_ids in judgement.contradicts.items():
+        for edge_id in sorted(edge_ids):
+            edge = live_by_id.get(edge_id)
+            if edge is None or edge_id in stated_ids:
+                continue
+            invalid_at = superseded_invalid_at(edge["invalid_at"], graph.facts[index].valid_at, now)
+            previous = ends.get(edge_id)
+            if previous is not None and previous.supersede:
+                invalid_at = min(invalid_at, previous.invalid_at)
+            ends[edge_id] = graph_writes.EdgeEnd(edge_id, invalid_at, supersede=True)
+    return [ends[edge_id] for edge_id in sorted(ends)]
+
+
+def _pieces(graph: TextGraph, members: Sequence[int]) -> set[int]:
+    return set().union(*(graph.facts[i].pieces for i in members))
+
+
+def _merge_restated_twice(stated: list[StatedEdge]) -> list[StatedEdge]:
+    """One entry per edge, when two facts of the text restate the same stored edge."""
+    merged: dict[int, StatedEdge] = {}
+    for edge in stated:
+        if edge.row["id"] in merged:
+            merged[edge.row["id"]].pieces |= edge.pieces
+        else:
+            merged[edge.row["id"]] = edge
+    return list(merged.values())

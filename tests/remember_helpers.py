@@ -1,0 +1,271 @@
+"""Helpers of the remember tests (and bench/remember.py): a tiny rule-based model behind the
+Anthropic fake, calls of the remember handler, and a counter of SQL round trips.
+
+The rule-based model reads the prompt the way a real model would: the extraction from the
+sentences inside <text>, relative years against <reference_time>; the resolution from the
+<stored_facts> and <new_facts> lines. So the tests exercise the real prompts and replies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# sentence pattern -> (relation, source type, target type, what the trailing year means)
+_NAME = r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)*"
+FACT_PATTERNS = [
+    (
+        re.compile(rf"^(?P<source>{_NAME}) works at (?P<target>{_NAME})$"),
+        "works_at",
+        "person",
+        "organization",
+        None,
+    ),
+    (
+        re.compile(rf"^(?P<source>{_NAME}) is employed by (?P<target>{_NAME})$"),
+        "employed_by",
+        "person",
+        "organization",
+        None,
+    ),
+    (
+        re.compile(rf"^(?P<source>{_NAME}) joined (?P<target>{_NAME}) in (?P<year>\d{{4}})$"),
+        "works_at",
+        "person",
+        "organization",
+        "valid",
+    ),
+    (
+        re.compile(rf"^(?P<source>{_NAME}) left (?P<target>{_NAME}) in (?P<year>\d{{4}})$"),
+        "works_at",
+        "person",
+        "organization",
+        "invalid",
+    ),
+    (
+        re.compile(rf"^(?P<source>{_NAME}) left (?P<target>{_NAME}) last year$"),
+        "works_at",
+        "person",
+        "organization",
+        "invalid-last-year",
+    ),
+    (re.compile(rf"^(?P<source>{_NAME}) lives in (?P<target>{_NAME})$"), "lives_in", "person", "place", None),
+    (
+        re.compile(rf"^(?P<source>{_NAME}) moved to (?P<target>{_NAME}) in (?P<year>\d{{4}})$"),
+        "lives_in",
+        "person",
+        "place",
+        "valid",
+    ),
+    (re.compile(rf"^(?P<source>{_NAME}) knows (?P<target>{_NAME})$"), "knows", "person", "person", None),
+]
+# Entities the text only describes: "Alice is an engineer."
+DESCRIPTION_PATTERN = re.compile(rf"^(?P<name>{_NAME}) is an? (?P<description>[a-z][a-z ]*)$")
+# A relation that holds for one target at a time: a new target contradicts the stored one.
+FUNCTIONAL_RELATIONS = {"lives_in"}
+SYNONYMS = {frozenset({"works_at", "employed_by"})}
+
+
+def prompt_of(body: dict) -> str:
+    return "\n".join(
+        m["content"] if isinstance(m["content"], str) else "\n".join(b.get("text", "") for b in m["content"])
+        for m in body["messages"]
+    )
+
+
+def stage_of(body: dict) -> str:
+    return "resolve" if "<new_facts>" in prompt_of(body) else "extract"
+
+
+def extraction_reply(body: dict) -> dict:
+    """What a careful model extracts from the prompt's <text>, by the sentence patterns above."""
+    prompt = prompt_of(body)
+    text = re.search(r"<text>\n(.*)\n</text>", prompt, re.DOTALL).group(1)
+    reference_year = int(re.search(r"<reference_time>(\d{4})", prompt).group(1))
+    entities: dict[str, dict] = {}
+    edges = []
+    for sentence in re.split(r"(?<=\.)\s+", text):
+        sentence = sentence.strip().rstrip(".")
+        described = DESCRIPTION_PATTERN.match(sentence)
+        if described:
+            entities.setdefault(described["name"], {"name": described["name"], "type": "person"})[
+                "description"
+            ] = described["description"]
+            continue
+        for pattern, relation, source_type, target_type, year_means in FACT_PATTERNS:
+            match = pattern.match(sentence)
+            if not match:
+                continue
+            entities.setdefault(
+                match["source"], {"name": match["source"], "type": source_type, "description": ""}
+            )
+            entities.setdefault(
+                match["target"], {"name": match["target"], "type": target_type, "description": ""}
+            )
+            edge = {
+                "source": match["source"],
+                "target": match["target"],
+                "relation": relation,
+                "description": sentence + ".",
+                "valid_at": None,
+                "invalid_at": None,
+            }
+            if year_means == "valid":
+                edge["valid_at"] = f"{match['year']}-01-01T00:00:00Z"
+            elif year_means == "invalid":
+                edge["invalid_at"] = f"{match['year']}-01-01T00:00:00Z"
+            elif year_means == "invalid-last-year":
+                edge["invalid_at"] = f"{reference_year - 1}-01-01T00:00:00Z"
+            edges.append(edge)
+            break
+    reply = {"entities": list(entities.values()), "edges": edges}
+    if "<chunk>" in prompt:
+        reply["summary"] = f"A part of a longer text about {', '.join(list(entities)[:3]) or 'nothing'}."
+    return reply
+
+
+_FACT_LINE = re.compile(
+    r"^\[(?:id )?(?P<key>\d+)\] (?P<source>.+?) (?P<relation>[a-z0-9_]+) (?P<target>.+?)(?::|$| \()"
+)
+
+
+def resolution_reply(body: dict) -> dict:
+    """Duplicates: same source and target with a synonymous relation. Contradictions: a new target
+    for a functional relation of the same source."""
+    prompt = prompt_of(body)
+    stored = [_FACT_LINE.match(line) for line in _section(prompt, "stored_facts")]
+    new = [_FACT_LINE.match(line) for line in _section(prompt, "new_facts")]
+    facts = []
+    for fact in new:
+        decision = {"fact": int(fact["key"]), "duplicate_of": None, "contradicts": []}
+        for edge in stored:
+            same_ends = (edge["source"], edge["target"]) == (fact["source"], fact["target"])
+            if same_ends and frozenset({edge["relation"], fact["relation"]}) in SYNONYMS:
+                decision["duplicate_of"] = int(edge["key"])
+            elif (
+                edge["source"] == fact["source"]
+                and edge["relation"] == fact["relation"]
+                and fact["relation"] in FUNCTIONAL_RELATIONS
+                and edge["target"] != fact["target"]
+            ):
+                decision["contradicts"].append(int(edge["key"]))
+        facts.append(decision)
+    return {"facts": facts}
+
+
+def _section(prompt: str, tag: str) -> list[str]:
+    return re.search(rf"<{tag}>\n?(.*?)</{tag}>", prompt, re.DOTALL).group(1).strip().splitlines()
+
+
+def rule_based_model(body: dict) -> dict:
+    """The responder of the Anthropic fake: extraction or resolution, from the prompt."""
+    return resolution_reply(body) if stage_of(body) == "resolve" else extraction_reply(body)
+
+
+def use_rule_based_model(fake_anthropic) -> None:
+    fake_anthropic.responder = rule_based_model
+
+
+def stages_called(fake_anthropic) -> list[str]:
+    return [stage_of(body) for body in fake_anthropic.messages]
+
+
+# --- calling the remember handler in-process (the same handler the Lambda and the local API run)
+
+
+def remember_handler():
+    spec = importlib.util.spec_from_file_location(
+        "gligabao_function_remember_tests", ROOT / "functions" / "remember" / "app.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.handler
+
+
+@dataclass
+class HandlerReply:
+    status: int
+    json: dict
+
+
+def call_handler(handler, body: dict | None = None, *, raw: str | None = None) -> HandlerReply:
+    from types import SimpleNamespace
+
+    from gligabao.local.server import build_event
+
+    route = SimpleNamespace(path="/v1/gb/remember", method="ANY")
+    payload = raw.encode() if raw is not None else json.dumps(body).encode()
+    event = build_event(
+        route, {}, "POST", "/v1/gb/remember", "", {"content-type": "application/json"}, payload, "127.0.0.1"
+    )
+    result = handler(event, None)
+    return HandlerReply(result["statusCode"], json.loads(result["body"]))
+
+
+# --- counting SQL round trips: every statement, and every BEGIN/COMMIT/ROLLBACK
+
+
+@dataclass
+class RoundTrips:
+    count: int = 0
+    sql_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, seconds: float) -> None:
+        with self._lock:
+            self.count += 1
+            self.sql_seconds += seconds
+
+
+@contextlib.contextmanager
+def counting_round_trips() -> Iterator[RoundTrips]:
+    """Count the statements sent by psycopg in this process (cursor executes and transaction commands)."""
+    import psycopg
+    from psycopg._connection_base import BaseConnection
+
+    counter = RoundTrips()
+    original_execute, original_executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
+    original_command = BaseConnection._exec_command
+
+    def execute(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return original_execute(self, *args, **kwargs)
+        finally:
+            counter.add(time.perf_counter() - started)
+
+    def executemany(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return original_executemany(self, *args, **kwargs)
+        finally:
+            counter.add(time.perf_counter() - started)
+
+    def exec_command(self, *args, **kwargs):  # BEGIN, COMMIT, ROLLBACK (a generator, as the original)
+        started = time.perf_counter()
+        try:
+            return (yield from original_command(self, *args, **kwargs))
+        finally:
+            counter.add(time.perf_counter() - started)
+
+    psycopg.Cursor.execute, psycopg.Cursor.executemany = execute, executemany
+    BaseConnection._exec_command = exec_command
+    try:
+        yield counter
+    finally:
+        psycopg.Cursor.execute, psycopg.Cursor.executemany = original_execute, original_executemany
+        BaseConnection._exec_command = original_command
+
+
+def chain_text(facts: int, start: int = 0) -> str:
+    """A text of exactly `facts` facts: Person0 knows Person1. Person1 knows Person2. ..."""
+    return " ".join(f"Person{i} knows Person{i + 1}." for i in range(start, start + facts))

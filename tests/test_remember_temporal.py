@@ -1,0 +1,172 @@
+"""The bi-temporal rules of remember (SPEC section 5): valid_at/invalid_at from the text,
+expired_at when a contradicting fact supersedes an edge."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from gligabao.memory.temporal import fact_period, parse_fact_time
+from remember_helpers import use_rule_based_model
+
+REFERENCE_TIME = "2025-01-31T09:00:00Z"
+
+
+@pytest.fixture
+def models(fake_anthropic, fake_openai):
+    use_rule_based_model(fake_anthropic)
+    return fake_anthropic, fake_openai
+
+
+def remember(api, text, **fields):
+    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": text, **fields})
+    assert reply.status == 200, reply.json
+    return reply.json
+
+
+def edge_times(db, edge_id):
+    return db.execute(
+        "SELECT valid_at, invalid_at, expired_at FROM gb_edges WHERE id = %s", [edge_id]
+    ).fetchone()
+
+
+def utc(text):
+    return datetime.fromisoformat(text)
+
+
+def test_valid_at_defaults_to_the_reference_time(api, db, models):
+    [edge] = remember(api, "Alice works at Acme.", reference_time=REFERENCE_TIME)["edges"]
+
+    assert edge["valid_at"] == REFERENCE_TIME
+    assert edge_times(db, edge["id"]) == (utc(REFERENCE_TIME), None, None)
+
+
+def test_valid_at_defaults_to_now_without_reference_time(api, db, models):
+    before = datetime.now(UTC)
+    [edge] = remember(api, "Alice works at Acme.")["edges"]
+
+    assert before <= utc(edge["valid_at"]) <= datetime.now(UTC)
+
+
+def test_a_start_the_text_gives_is_the_valid_at(api, db, models):
+    [edge] = remember(api, "Alice joined Acme in 2023.", reference_time=REFERENCE_TIME)["edges"]
+
+    assert edge["valid_at"] == "2023-01-01T00:00:00Z"
+    assert "invalid_at" not in edge
+
+
+@pytest.mark.parametrize(
+    ("reference_time", "invalid_at"),
+    [
+        ("2025-01-31T09:00:00Z", "2024-01-01T00:00:00Z"),
+        ("2019-06-01T00:00:00Z", "2018-01-01T00:00:00Z"),
+    ],
+)
+def test_relative_times_resolve_against_the_reference_time(api, db, models, reference_time, invalid_at):
+    [edge] = remember(api, "Alice left Acme last year.", reference_time=reference_time)["edges"]
+
+    assert edge["invalid_at"] == invalid_at
+
+
+def test_an_edge_the_text_says_ended_gets_invalid_at_and_no_expired_at(api, db, models):
+    body = remember(api, "Bob left Globex in 2020.", reference_time=REFERENCE_TIME)
+
+    [edge] = body["edges"]
+    assert edge["invalid_at"] == "2020-01-01T00:00:00Z"
+    assert edge["valid_at"] is None  # it ended before the text was written; when it began is unknown
+    assert edge_times(db, edge["id"])[2] is None
+    assert body["superseded"] == []
+
+
+def test_a_contradicted_edge_is_expired_now_and_invalid_from_the_new_facts_valid_at(api, db, models):
+    paris = remember(api, "Alice lives in Paris.", reference_time="2020-01-01T00:00:00Z")["edges"][0]
+    before = datetime.now(UTC)
+
+    body = remember(api, "Alice moved to Lyon in 2024.", reference_time=REFERENCE_TIME)
+
+    [superseded] = body["superseded"]
+    assert superseded["id"] == paris["id"]
+    assert superseded["invalid_at"] == "2024-01-01T00:00:00Z"
+    assert before - timedelta(seconds=1) <= utc(superseded["expired_at"]) <= datetime.now(UTC)
+    _, invalid_at, expired_at = edge_times(db, paris["id"])
+    assert (invalid_at, expired_at) == (utc("2024-01-01T00:00:00Z"), utc(superseded["expired_at"]))
+    [lyon] = body["edges"]
+    assert lyon["target"] == "Lyon" and lyon["created"] is True and lyon["valid_at"] == "2024-01-01T00:00:00Z"
+
+
+def test_a_contradicted_edge_without_a_new_start_is_invalid_from_the_reference_time(api, db, models):
+    paris = remember(api, "Alice lives in Paris.", reference_time="2020-01-01T00:00:00Z")["edges"][0]
+
+    body = remember(api, "Alice lives in Lyon.", reference_time=REFERENCE_TIME)
+
+    assert body["superseded"] == [
+        {"id": paris["id"], "invalid_at": REFERENCE_TIME, "expired_at": body["superseded"][0]["expired_at"]}
+    ]
+
+
+def test_a_contradicted_edge_that_had_ended_keeps_its_invalid_at(api, db, models):
+    paris = remember(api, "Alice lives in Paris.")["edges"][0]["id"]
+    db.execute("UPDATE gb_edges SET invalid_at = '2022-05-01T00:00:00Z' WHERE id = %s", [paris])
+
+    body = remember(api, "Alice moved to Lyon in 2024.", reference_time=REFERENCE_TIME)
+
+    assert [s["invalid_at"] for s in body["superseded"]] == ["2022-05-01T00:00:00Z"]
+    assert edge_times(db, paris)[2] is not None
+
+
+def test_a_restatement_that_says_the_fact_ended_closes_the_stored_edge(api, db, models):
+    stored = remember(api, "Alice works at Acme.", reference_time="2020-01-01T00:00:00Z")["edges"][0]
+
+    body = remember(api, "Alice left Acme in 2024.", reference_time=REFERENCE_TIME)
+
+    assert body["superseded"] == []
+    [edge] = body["edges"]
+    assert (edge["id"], edge["created"], edge["invalid_at"]) == (stored["id"], False, "2024-01-01T00:00:00Z")
+    assert edge_times(db, stored["id"]) == (utc("2020-01-01T00:00:00Z"), utc("2024-01-01T00:00:00Z"), None)
+
+
+def test_a_restatement_never_moves_an_end_the_stored_edge_has(api, db, models):
+    stored = remember(api, "Alice left Acme in 2021.", reference_time=REFERENCE_TIME)["edges"][0]
+
+    [edge] = remember(api, "Alice left Acme in 2024.", reference_time=REFERENCE_TIME)["edges"]
+
+    assert edge["id"] == stored["id"] and edge["invalid_at"] == "2021-01-01T00:00:00Z"
+
+
+def test_the_same_relation_again_after_it_ended_is_a_new_period(api, db, models):
+    ended = remember(api, "Alice left Acme in 2020.", reference_time="2021-01-01T00:00:00Z")["edges"][0]
+
+    [edge] = remember(api, "Alice joined Acme in 2023.", reference_time=REFERENCE_TIME)["edges"]
+
+    assert edge["created"] is True and edge["id"] != ended["id"]
+    assert edge_times(db, ended["id"])[1:] == (utc("2020-01-01T00:00:00Z"), None)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2023-01-01T00:00:00Z", datetime(2023, 1, 1, tzinfo=UTC)),
+        ("2023-01-01T02:00:00+02:00", datetime(2023, 1, 1, tzinfo=UTC)),
+        ("2023-01-01T00:00:00", datetime(2023, 1, 1, tzinfo=UTC)),
+        ("2023-01-01", datetime(2023, 1, 1, tzinfo=UTC)),
+        (None, None),
+        ("", None),
+        ("null", None),
+        ("sometime in spring", None),
+    ],
+)
+def test_fact_times_are_read_tolerantly_as_utc(text, expected):
+    assert parse_fact_time(text) == expected
+
+
+def test_fact_period_rules():
+    reference = datetime(2025, 1, 31, tzinfo=UTC)
+    start, end = datetime(2023, 1, 1, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=UTC)
+
+    assert fact_period(None, None, reference) == (reference, None)
+    assert fact_period(start, None, reference) == (start, None)
+    assert fact_period(start, end, reference) == (start, end)
+    assert fact_period(end, start, reference) == (end, None)  # an end before the start is a misreading
+    assert fact_period(None, end, reference) == (None, end)  # ended before the text: start unknown
+    later = datetime(2026, 1, 1, tzinfo=UTC)
+    assert fact_period(None, later, reference) == (reference, later)  # will end: holds from the text on
