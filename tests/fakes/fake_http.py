@@ -64,6 +64,7 @@ class FakeServer:
 
 def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True  # replies are small: don't hold them ~40 ms for an ACK
         protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
 
         def do_POST(self) -> None:

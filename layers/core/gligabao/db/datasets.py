@@ -25,23 +25,24 @@ def find_id(conn: psycopg.Connection, user_id: str, name: str) -> int | None:
     return row["id"] if row else None
 
 
-def get_or_create_id(conn: psycopg.Connection, user_id: str, name: str) -> int:
-    """The dataset's id, creating it on first use (safe under concurrent first uses)."""
-    row = conn.execute(
+def lock_or_create(conn: psycopg.Connection, user_id: str, name: str) -> int:
+    """The dataset's id, created on first use, its row locked until the transaction ends.
+
+    The stores of one dataset thus run one at a time: they are short (no model call runs inside)
+    and the checks they make under the lock are exact (who creates the dataset, whether a fact is
+    already live, whether an edge is still live when superseded). The no-op update is what takes
+    the lock when the row exists; it also returns the id of a row another transaction has just
+    inserted (a plain INSERT ... DO NOTHING would see nothing then). No deadlock: it is the first
+    lock a store takes, and it does not block the foreign-key checks of other writers.
+    """
+    return conn.execute(
         """
-        WITH created AS (
-            INSERT INTO gb_datasets (user_id, name) VALUES (%(user)s, %(name)s)
-            ON CONFLICT (user_id, name) DO NOTHING
-            RETURNING id
-        )
-        SELECT id FROM created
-        UNION ALL
-        SELECT id FROM gb_datasets WHERE user_id = %(user)s AND name = %(name)s
-        LIMIT 1
+        INSERT INTO gb_datasets (user_id, name) VALUES (%s, %s)
+        ON CONFLICT (user_id, name) DO UPDATE SET created_at = gb_datasets.created_at
+        RETURNING id
         """,
-        {"user": user_id, "name": name},
-    ).fetchone()
-    return row["id"]
+        [user_id, name],
+    ).fetchone()["id"]
 
 
 def delete(conn: psycopg.Connection, user_id: str, name: str) -> bool:

@@ -15,27 +15,6 @@ from datetime import datetime
 import psycopg
 from pgvector import Vector
 
-from gligabao.db import datasets as dataset_rows
-
-
-def lock_dataset(conn: psycopg.Connection, user_id: str, dataset: str) -> int:
-    """The dataset's id, created on first use, its row locked until the transaction ends.
-
-    The stores of one dataset thus run one at a time: they are short (no model call runs inside)
-    and the checks they make under the lock are exact (who creates the dataset, whether a fact is
-    already live, whether an edge is still live when superseded). The no-op update is what takes
-    the lock when the row exists; it also returns the id of a row another transaction has just
-    inserted (a plain INSERT ... DO NOTHING would see nothing then). No deadlock: it is the first
-    lock a store takes, and it does not block the foreign-key checks of other writers.
-    """
-    return conn.execute(
-        """
-        INSERT INTO gb_datasets (user_id, name) VALUES (%s, %s)
-        ON CONFLICT (user_id, name) DO UPDATE SET created_at = gb_datasets.created_at
-        RETURNING id
-        """,
-        [user_id, dataset],
-    ).fetchone()["id"]
 
 
 @dataclass(frozen=True)
@@ -90,10 +69,6 @@ def insert_artifacts(
         },
     ).fetchone()
     return row["id"], list(row["chunk_ids"])
-
-
-def find_dataset_id(conn: psycopg.Connection, user_id: str, dataset: str) -> int | None:
-    return dataset_rows.find_id(conn, user_id, dataset)
 
 
 def match_entities(

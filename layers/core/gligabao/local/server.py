@@ -42,6 +42,9 @@ class LocalApi:
         self.routes = routes_from_template(template)
         self._handlers: dict[tuple[Path, str], Callable] = {}
         self._lock = threading.Lock()
+        # Powertools keeps the current event on a class attribute, shared by every router of the
+        # process: like one Lambda container, the local API runs one invocation at a time.
+        self._invocation = threading.Lock()
 
     def find_route(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
         """API Gateway's choice: the method's own route first, then ANY, then $default."""
@@ -67,7 +70,9 @@ class LocalApi:
             return 404, {"content-type": "application/json"}, json.dumps({"error": "not found"}).encode()
         route, params = found
         event = build_event(route, params, method, url.path, url.query, headers, body, source_ip)
-        result = self.handler_of(route)(event, LambdaContext(route.function, event["requestContext"]["requestId"]))
+        handler = self.handler_of(route)
+        with self._invocation:
+            result = handler(event, LambdaContext(route.function, event["requestContext"]["requestId"]))
         return decode_result(result)
 
 
@@ -148,6 +153,7 @@ def decode_result(result: dict | str) -> tuple[int, dict[str, str], bytes]:
 class _RequestHandler(BaseHTTPRequestHandler):
     api: LocalApi
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # small JSON replies would otherwise wait ~40 ms for an ACK
     server_version = "gligabao-local"
 
     def _serve(self) -> None:
@@ -182,6 +188,6 @@ def make_server(template: Path, host: str = "127.0.0.1", port: int = 7878, quiet
     handler_class = type("Handler", (_RequestHandler,), {"api": api})
     if quiet:
         handler_class.log_message = handler_class.log_request = lambda *args, **kwargs: None
-    server = ThreadingHTTPServer((host, port), handler_class)
-    server.daemon_threads = True
+    server_class = type("LocalApiServer", (ThreadingHTTPServer,), {"request_queue_size": 64, "daemon_threads": True})
+    server = server_class((host, port), handler_class)
     return server

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from gligabao.ai.embeddings import Embedder
 from gligabao.ai.llm import LLM
+from gligabao.db import datasets as dataset_rows
 from gligabao.db import graph_writes
 from gligabao.db.connection import user_transaction
 from gligabao.memory import fact_resolution
@@ -130,7 +131,7 @@ def judge_facts(
     if not graph.facts:
         return Judgement()
     with user_transaction(request.user_id) as conn:
-        dataset_id = graph_writes.find_dataset_id(conn, request.user_id, request.dataset)
+        dataset_id = dataset_rows.find_id(conn, request.user_id, request.dataset)
         if dataset_id is None:
             return Judgement()
         call.dataset_id = dataset_id
@@ -160,7 +161,7 @@ def store(
     """Write everything in one transaction, under the dataset's lock; the response body."""
     with user_transaction(request.user_id) as conn:
         now = utcnow()
-        dataset_id = graph_writes.lock_dataset(conn, request.user_id, request.dataset)
+        dataset_id = dataset_rows.lock_or_create(conn, request.user_id, request.dataset)
         op.call.dataset_id = dataset_id
         artifact_id, chunk_ids = graph_writes.insert_artifacts(
             conn,
