@@ -21,7 +21,7 @@ os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ["POWERTOOLS_SERVICE_NAME"] = "gligabao"
 os.environ["POWERTOOLS_METRICS_NAMESPACE"] = "gligabao"
 
-pytest_plugins = ["fakes.fixtures"]
+pytest_plugins = ["fakes.fixtures", "remember_helpers"]
 
 
 def _admin_url() -> str:

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # sentence pattern -> (relation, source type, target type, what the trailing year means)
@@ -173,6 +175,20 @@ def rule_based_model(body: dict) -> dict:
 
 def use_rule_based_model(fake_anthropic) -> None:
     fake_anthropic.responder = rule_based_model
+
+
+@pytest.fixture
+def models(fake_anthropic, fake_openai):
+    """The fake providers, the Anthropic one answering as the rule-based model."""
+    use_rule_based_model(fake_anthropic)
+    return fake_anthropic, fake_openai
+
+
+def remember(api, text: str, **fields) -> dict:
+    """POST /v1/gb/remember for user u1 over the local API; the 200 body."""
+    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": text, **fields})
+    assert reply.status == 200, reply.json
+    return reply.json
 
 
 def stages_called(fake_anthropic) -> list[str]:

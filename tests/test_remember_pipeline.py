@@ -5,23 +5,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from conftest import count_rows
-from remember_helpers import call_handler, remember_handler, stages_called, use_rule_based_model
+from remember_helpers import call_handler, remember, remember_handler, stages_called, use_rule_based_model
 
 REFERENCE_TIME = "2025-01-31T09:00:00Z"
-
-
-@pytest.fixture
-def models(fake_anthropic, fake_openai):
-    use_rule_based_model(fake_anthropic)
-    return fake_anthropic, fake_openai
-
-
-def remember(api, text, **fields):
-    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": text, **fields})
-    assert reply.status == 200, reply.json
-    return reply.json
 
 
 def test_remember_answers_the_entities_and_edges_it_stored(api, db, models):

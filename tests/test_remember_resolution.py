@@ -7,22 +7,9 @@ from __future__ import annotations
 import math
 import re
 
-import pytest
 from conftest import count_rows
 from graph_rows import add_dataset, add_edge, add_entity
-from remember_helpers import extraction_reply, prompt_of, stage_of, stages_called, use_rule_based_model
-
-
-@pytest.fixture
-def models(fake_anthropic, fake_openai):
-    use_rule_based_model(fake_anthropic)
-    return fake_anthropic, fake_openai
-
-
-def remember(api, text, **fields):
-    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": text, **fields})
-    assert reply.status == 200, reply.json
-    return reply.json
+from remember_helpers import extraction_reply, prompt_of, remember, stage_of, stages_called, use_rule_based_model
 
 
 def unit(i: int) -> list[float]:

@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
 from conftest import count_rows
-from remember_helpers import use_rule_based_model
-
-
-@pytest.fixture
-def models(fake_anthropic, fake_openai):
-    use_rule_based_model(fake_anthropic)
-    return fake_anthropic, fake_openai
-
-
-def remember(api, text, **fields):
-    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": text, **fields})
-    assert reply.status == 200, reply.json
-    return reply.json
+from remember_helpers import remember
 
 
 def names_and_sessions(db, table: str) -> list[tuple[str, str]]:

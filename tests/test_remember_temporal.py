@@ -7,21 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from gligabao.memory.temporal import fact_period, parse_fact_time
-from remember_helpers import use_rule_based_model
+from remember_helpers import remember
 
 REFERENCE_TIME = "2025-01-31T09:00:00Z"
-
-
-@pytest.fixture
-def models(fake_anthropic, fake_openai):
-    use_rule_based_model(fake_anthropic)
-    return fake_anthropic, fake_openai
-
-
-def remember(api, text, **fields):
-    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": text, **fields})
-    assert reply.status == 200, reply.json
-    return reply.json
 
 
 def edge_times(db, edge_id):
