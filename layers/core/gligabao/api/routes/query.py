@@ -1,5 +1,72 @@
-"""POST /v1/gb/query."""
+"""POST /v1/gb/query: validate, call the memory core, answer."""
 
-from gligabao.api.routes.pending import pending_router
+from __future__ import annotations
 
-router = pending_router([("POST", "/v1/gb/query", "query")])
+import time
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+from gligabao.ai import clients
+from gligabao.api.models import ErrorBody
+from gligabao.api.query_models import QueryRequest, QueryResponse
+from gligabao.config import settings
+from gligabao.errors import BadRequest, NotImplementedYet
+from gligabao.memory import query
+
+router = APIGatewayHttpRouter()
+
+_ERRORS = {
+    400: "invalid JSON body, empty query, bad session_id, reasoning, models or geo fields",
+    404: "the dataset does not exist for this user",
+    413: "the body is larger than 64 KiB",
+    502: "the LLM or the embeddings call failed, or the vector store could not be searched",
+    503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY)",
+}
+
+
+@router.post(
+    "/v1/gb/query",
+    tags=["query"],
+    summary="Answer a question from the knowledge graph, with the evidence used",
+    responses={
+        200: {
+            "description": "the answer and its evidence",
+            "content": {"application/json": {"model": QueryResponse}},
+        },
+        **{
+            status: {"description": text, "content": {"application/json": {"model": ErrorBody}}}
+            for status, text in _ERRORS.items()
+        },
+    },
+)
+def post_query(request: Annotated[QueryRequest, Body()]) -> dict:
+    if request.wants_geo:
+        if not settings().geo:
+            raise BadRequest("geo is not enabled on this server: geo_nearby and geo_radius_km need GB_GEO=on")
+        raise NotImplementedYet("geo in queries is not implemented yet")
+    llm, embedder = clients.llm(), clients.embedder()  # 503 when a key is missing
+    question = query.Question(
+        user_id=request.user_id,
+        query=request.query,
+        dataset=request.dataset,
+        session_id=request.session_id,
+        reasoning=request.stage_reasoning,
+        models=request.stage_models,
+        request_id=_request_id(),
+        deadline=_deadline(),
+    )
+    return query.answer(question, llm=llm, embedder=embedder)
+
+
+def _request_id() -> str | None:
+    event = router.current_event
+    return event.request_context.request_id if event is not None else None
+
+
+def _deadline() -> float | None:
+    """The Lambda's end, as a time.monotonic() instant (provider calls must end before it)."""
+    context = router.lambda_context
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    return time.monotonic() + remaining() / 1000 if remaining else None

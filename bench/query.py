@@ -1,0 +1,639 @@
+"""Retrieval benchmark of POST /v1/gb/query: our own time per question, at 10k, 100k and 1M edges.
+
+It builds synthetic graphs with its own generator (entities with pseudo-word names and
+descriptions drawn from a Zipf vocabulary, edges with hub entities, long texts cut into
+chunks with summaries, 5% of the edges superseded; vectors in topic clusters so that a
+question has neighbours above the 0.75 cosine threshold, and a question's vector close to
+one cluster) in a scratch database of its own, migrated with GB_EMBEDDING_DIMENSIONS (256 by
+default, to keep 1M edges buildable on 2 cores), kept between runs in var/bench-pgdata.
+
+Each size has one large dataset holding the edges (the queried one, the target) and, in the
+same tables, a medium dataset (5,000 edges: larger than the exact-scan limit, so its vector
+searches take the HNSW path with the dataset post-filter) and 10 small ones (300 edges: exact
+scan). Questions are timed through `gligabao.memory.retrieval.retrieve` as the endpoint
+runs it (user transaction, keyword statement while the embedding runs in its thread, context
+statement), with the providers answering instantly: the figures are our own retrieval time.
+Then: the statements per retrieval, and the recall of the similarity searches against an
+exact scan of the same dataset (the same statement with the exact path forced).
+
+    python bench/query.py [--sizes 10k,100k,1m] [--dims 256] [--queries 300] [--rebuild]
+
+Targets (issue 4): p95 under 25 ms at 100k edges and under 100 ms at 1M edges.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS_MS = {100_000: 25.0, 1_000_000: 100.0}
+SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
+MEDIUM_EDGES = 5_000
+SMALL_DATASETS = 10
+SMALL_EDGES = 300
+
+COMMON_WORDS = """engineer manager company project team office city country river school university
+hospital market bank museum garden street house family friend doctor teacher student artist writer
+music book film game car train plane ship phone computer software data report meeting contract
+product service customer budget sales design research science history language travel holiday
+birthday wedding dinner sport football tennis coffee restaurant hotel airport station park lake
+mountain beach island village region capital founder partner colleague neighbour cousin sister
+brother mother father daughter son wife husband pet dog cat horse startup investor lawyer nurse
+chef pilot painter singer actor author editor journalist professor scientist developer designer""".split()
+SYLLABLES = (
+    "ka ri to me lu sa no vi de ra po li mu te zo an el or is un ba ce di fo ga he ju "
+    "ko la mi na pe qu ro si tu va we xi ya zu bo ne ta ke"
+).split()
+TYPES = ("person", "organization", "place", "event", "object", "concept")
+RELATIONS = (
+    "works_at",
+    "lives_in",
+    "knows",
+    "founded",
+    "owns",
+    "manages",
+    "visited",
+    "studied_at",
+    "is_married_to",
+    "is_friend_of",
+    "member_of",
+    "located_in",
+    "born_in",
+    "invested_in",
+    "wrote",
+    "likes",
+    "reports_to",
+    "partner_of",
+    "sold",
+    "bought",
+)
+QUESTIONS = (
+    "Where does {name} {verb}?",
+    "What do you know about {name}?",
+    "Who {verb} {name}?",
+    "Tell me about {name} and the {word}.",
+    "Which {word} is {name} connected to?",
+)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="10k,100k", help="comma-separated: 10k, 100k, 1m, or a number of edges"
+    )
+    parser.add_argument("--dims", type=int, default=256, help="vector dimensions of the scratch database")
+    parser.add_argument("--queries", type=int, default=300, help="timed questions per size")
+    parser.add_argument(
+        "--recall-queries", type=int, default=60, help="questions checked against an exact scan"
+    )
+    parser.add_argument("--rebuild", action="store_true", help="drop and rebuild the scratch databases")
+    parser.add_argument(
+        "--data-dir",
+        default=str(ROOT / "var" / "bench-pgdata"),
+        help="embedded PostgreSQL of the bench (ignored when DATABASE_URL is set)",
+    )
+    return parser.parse_args()
+
+
+def size_of(text: str) -> int:
+    return SIZES.get(text.lower()) or int(text.replace("_", ""))
+
+
+# --- the server and the scratch database -----------------------------------------------------
+
+
+def admin_url(data_dir: str) -> str:
+    if os.environ.get("DATABASE_URL"):
+        return os.environ["DATABASE_URL"]
+    from gligabao.local.embedded_pg import embedded_database_url
+
+    return embedded_database_url(data_dir)
+
+
+def database_url(admin: str, name: str) -> str:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(admin)
+    params["dbname"] = name
+    return make_conninfo(**params)
+
+
+def ensure_database(admin: str, name: str, rebuild: bool) -> tuple[str, bool]:
+    """(url, ready): ready when a complete build of this name is already there."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if exists and rebuild:
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+            exists = None
+        if not exists:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = database_url(admin, name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        ready = (
+            conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE tablename = 'bench_meta') AS t"
+            ).fetchone()[0]
+            and conn.execute("SELECT count(*) FROM bench_meta WHERE done").fetchone()[0] > 0
+        )
+    return url, bool(ready)
+
+
+# --- the synthetic graph ---------------------------------------------------------------------
+
+
+@dataclass
+class DatasetPlan:
+    user_id: str
+    name: str
+    edges: int
+
+    @property
+    def entities(self) -> int:
+        return max(40, self.edges // 4)
+
+    @property
+    def chunks(self) -> int:
+        return max(10, self.edges // 50)
+
+
+class Words:
+    """Pseudo-words and a Zipf vocabulary, deterministic."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        pseudo = {self.pseudo_word() for _ in range(6000)}
+        self.vocabulary = COMMON_WORDS + sorted(pseudo)[:5000]
+        weights = [1 / (rank + 1) ** 1.1 for rank in range(len(self.vocabulary))]
+        total = sum(weights)
+        self.cumulative = list(itertools_accumulate([w / total for w in weights]))
+
+    def pseudo_word(self) -> str:
+        return "".join(self.rng.choice(SYLLABLES) for _ in range(self.rng.choice((2, 3, 3))))
+
+    def zipf(self, count: int) -> list[str]:
+        from bisect import bisect_left
+
+        return [
+            self.vocabulary[min(bisect_left(self.cumulative, self.rng.random()), len(self.vocabulary) - 1)]
+            for _ in range(count)
+        ]
+
+    def name(self) -> str:
+        return f"{self.pseudo_word().capitalize()} {self.pseudo_word().capitalize()}"
+
+
+def itertools_accumulate(values):
+    total = 0.0
+    for value in values:
+        total += value
+        yield total
+
+
+def unit_gauss(rng: random.Random, dims: int, norm: float) -> list[float]:
+    vector = [rng.gauss(0.0, 1.0) for _ in range(dims)]
+    scale = norm / math.sqrt(sum(x * x for x in vector))
+    return [x * scale for x in vector]
+
+
+def vector_text(vector: list[float]) -> str:
+    return "[" + ",".join(f"{x:.5f}" for x in vector) + "]"
+
+
+UNIFORM_STD = 1 / math.sqrt(12)  # of random() - 0.5
+QUESTION_NOISE = 0.3  # |question - centroid|: cosine ~0.96 with its cluster's centroid
+ROW_NOISE = (0.4, 1.25)  # |row - centroid|: cosine 0.93 .. 0.62 with it; ~45% above 0.75 with a question
+
+
+def build(url: str, dims: int, plans: list[DatasetPlan], clusters: int, seed: int = 7) -> dict:
+    """Fill the scratch database: schema, synthetic rows, indexes. Returns build timings."""
+    import psycopg
+    from gligabao.db.migrate import migrate
+
+    rng = random.Random(seed)
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_meta (done boolean, clusters int, dims int)")
+        conn.execute("DROP TABLE IF EXISTS bench_centroid")
+        conn.execute(f"CREATE TABLE bench_centroid (id int PRIMARY KEY, v vector({dims}))")
+        with conn.cursor().copy("COPY bench_centroid (id, v) FROM STDIN") as copy:
+            for i in range(clusters):
+                copy.write_row([i, vector_text(unit_gauss(rng, dims, 1.0))])
+        # Each row's own noise is drawn by the server: uniform per dimension, scaled to a norm in ROW_NOISE.
+        conn.execute(
+            f"""CREATE OR REPLACE FUNCTION pg_temp.noisy(centroid vector, norm float8) RETURNS vector
+                LANGUAGE sql VOLATILE AS $$
+                    SELECT centroid + (SELECT array_agg((random() - 0.5) * norm / {UNIFORM_STD * math.sqrt(dims)})
+                                       FROM generate_series(1, {dims}))::vector
+                $$"""
+        )
+        timings["vectors"] = time.perf_counter() - started
+
+        # Indexes are built once after the load (the same definitions the migrations made).
+        index_defs = conn.execute(
+            """SELECT indexname, indexdef FROM pg_indexes
+               WHERE tablename IN ('gb_entities', 'gb_edges', 'gb_artifacts')
+                 AND (indexdef LIKE '%%USING hnsw%%' OR indexdef LIKE '%%USING gin%%')"""
+        ).fetchall()
+        for name, _ in index_defs:
+            conn.execute(f'DROP INDEX "{name}"')
+
+        words = Words(rng)
+        load_started = time.perf_counter()
+        for plan in plans:
+            load_dataset(conn, rng, words, plan, clusters)
+        timings["rows"] = time.perf_counter() - load_started
+
+        index_started = time.perf_counter()
+        conn.execute("SET maintenance_work_mem = '4GB'")
+        conn.execute("SET max_parallel_maintenance_workers = 2")
+        for name, definition in index_defs:
+            step = time.perf_counter()
+            conn.execute(definition)
+            print(f"    index {name}: {time.perf_counter() - step:.0f} s", flush=True)
+        conn.execute("VACUUM ANALYZE")
+        timings["indexes"] = time.perf_counter() - index_started
+        conn.execute("INSERT INTO bench_meta VALUES (true, %s, %s)", [clusters, dims])
+    timings["total"] = time.perf_counter() - started
+    return timings
+
+
+def noise_norm(rng: random.Random) -> float:
+    return rng.uniform(*ROW_NOISE)
+
+
+def load_dataset(conn, rng: random.Random, words: Words, plan: DatasetPlan, clusters: int) -> None:
+    dataset_id = conn.execute(
+        "INSERT INTO gb_datasets (user_id, name) VALUES (%s, %s) RETURNING id", [plan.user_id, plan.name]
+    ).fetchone()[0]
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    conn.execute("""CREATE TEMP TABLE IF NOT EXISTS staging_entities (
+        n int, name text, normalized_name text, type text, description text, cluster int, noise float8,
+        updated_at timestamptz)""")
+    conn.execute("TRUNCATE staging_entities")
+    names: list[str] = []
+    seen: set[str] = set()
+    with conn.cursor().copy("COPY staging_entities FROM STDIN") as copy:
+        while len(names) < plan.entities:
+            name = words.name()
+            if name.lower() in seen:
+                continue
+            seen.add(name.lower())
+            n = len(names)
+            names.append(name)
+            description = " ".join(words.zipf(rng.randint(5, 10)))
+            copy.write_row(
+                [
+                    n,
+                    name,
+                    name.lower(),
+                    rng.choice(TYPES),
+                    description,
+                    rng.randrange(clusters),
+                    noise_norm(rng),
+                    base + timedelta(minutes=rng.randrange(500_000)),
+                ]
+            )
+    conn.execute(
+        """INSERT INTO gb_entities (dataset_id, name, normalized_name, type, description, embedding,
+                                    created_at, updated_at)
+           SELECT %s, s.name, s.normalized_name, s.type, s.description, pg_temp.noisy(c.v, s.noise),
+                  s.updated_at, s.updated_at
+           FROM staging_entities s JOIN bench_centroid c ON c.id = s.cluster
+           ORDER BY s.n""",
+        [dataset_id],
+    )
+    entity_ids = [
+        id_
+        for (id_,) in conn.execute(
+            "SELECT id FROM gb_entities WHERE dataset_id = %s ORDER BY id", [dataset_id]
+        ).fetchall()
+    ]
+
+    conn.execute("""CREATE TEMP TABLE IF NOT EXISTS staging_edges (
+        source_id bigint, target_id bigint, relation text, description text, cluster int, noise float8,
+        created_at timestamptz, expired boolean)""")
+    conn.execute("TRUNCATE staging_edges")
+    with conn.cursor().copy("COPY staging_edges FROM STDIN") as copy:
+        for i in range(plan.edges):
+            source = int(len(entity_ids) * rng.random() ** 2)  # hubs: low indexes are sources often
+            target = rng.randrange(len(entity_ids))
+            relation = rng.choice(RELATIONS)
+            description = (
+                f"{names[source]} {relation.replace('_', ' ')} {names[target]}, "
+                + " ".join(words.zipf(rng.randint(3, 8)))
+                + "."
+            )
+            copy.write_row(
+                [
+                    entity_ids[source],
+                    entity_ids[target],
+                    relation,
+                    description,
+                    rng.randrange(clusters),
+                    noise_norm(rng),
+                    base + timedelta(seconds=i * 30 + rng.randrange(30)),
+                    rng.random() < 0.05,
+                ]
+            )
+    conn.execute(
+        """INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, valid_at, invalid_at,
+                                 created_at, expired_at, embedding)
+           SELECT %s, s.source_id, s.target_id, s.relation, s.description, s.created_at,
+                  CASE WHEN s.expired THEN s.created_at + interval '30 days' END, s.created_at,
+                  CASE WHEN s.expired THEN s.created_at + interval '30 days' END, pg_temp.noisy(c.v, s.noise)
+           FROM staging_edges s JOIN bench_centroid c ON c.id = s.cluster""",
+        [dataset_id],
+    )
+
+    conn.execute("""CREATE TEMP TABLE IF NOT EXISTS staging_chunks (
+        parent int, idx int, text text, summary text, cluster int, noise float8, summary_noise float8)""")
+    conn.execute("TRUNCATE staging_chunks")
+    parents = [
+        conn.execute(
+            "INSERT INTO gb_artifacts (dataset_id, kind, text) VALUES (%s, 'text', %s) RETURNING id",
+            [dataset_id, "a long text"],
+        ).fetchone()[0]
+        for _ in range(max(1, plan.chunks // 5))
+    ]
+    with conn.cursor().copy("COPY staging_chunks FROM STDIN") as copy:
+        for i in range(plan.chunks):
+            cluster = rng.randrange(clusters)
+            copy.write_row(
+                [
+                    parents[i // 5],
+                    i % 5,
+                    " ".join(words.zipf(300)),
+                    " ".join(words.zipf(40)),
+                    cluster,
+                    noise_norm(rng),
+                    noise_norm(rng),
+                ]
+            )
+    conn.execute(
+        """INSERT INTO gb_artifacts (dataset_id, kind, text, parent_id, chunk_index, summary, embedding,
+                                     summary_embedding)
+           SELECT %s, 'chunk', s.text, s.parent, s.idx, s.summary, pg_temp.noisy(c.v, s.noise),
+                  pg_temp.noisy(c.v, s.summary_noise)
+           FROM staging_chunks s JOIN bench_centroid c ON c.id = s.cluster""",
+        [dataset_id],
+    )
+
+
+# --- the questions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Probe:
+    kind: str  # large, medium, small
+    user_id: str
+    dataset: str
+    question: str
+    vector: list[float]
+
+
+def probes(url: str, plans: list[DatasetPlan], count: int, rng: random.Random) -> list[Probe]:
+    """Questions about random live edges: the source's name in a template, the vector near the
+    edge's cluster centroid (the centroid plus noise of norm QUESTION_NOISE)."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    kinds = [("large", plans[0], 0.7), ("medium", plans[1], 0.15), ("small", None, 0.15)]
+    found: list[Probe] = []
+    with psycopg.connect(url, autocommit=True) as conn:
+        register_vector(conn)
+        dims = conn.execute("SELECT dims FROM bench_meta LIMIT 1").fetchone()[0]
+        for kind, plan, share in kinds:
+            for _ in range(max(1, round(count * share))):
+                target = plan or rng.choice(plans[2:])
+                low, high = conn.execute(
+                    """SELECT min(g.id), max(g.id) FROM gb_edges g JOIN gb_datasets d ON d.id = g.dataset_id
+                       WHERE d.user_id = %s AND d.name = %s""",
+                    [target.user_id, target.name],
+                ).fetchone()
+                row = conn.execute(
+                    """SELECT s.name, g.relation, g.embedding
+                       FROM gb_edges g JOIN gb_entities s ON s.id = g.source_id
+                       WHERE g.id >= %s AND g.id <= %s AND g.expired_at IS NULL
+                       ORDER BY g.id LIMIT 1""",
+                    [rng.randint(low, high), high],
+                ).fetchone()
+                if row is None:
+                    continue
+                name, relation, edge_vector = row
+                centroid = nearest_centroid(conn, edge_vector)
+                noise = unit_gauss(rng, dims, QUESTION_NOISE)
+                vector = [a + b for a, b in zip(centroid, noise, strict=True)]
+                template = rng.choice(QUESTIONS)
+                question = template.format(
+                    name=name, verb=relation.split("_")[0], word=rng.choice(COMMON_WORDS)
+                )
+                found.append(Probe(kind, target.user_id, target.name, question, vector))
+    rng.shuffle(found)
+    return found
+
+
+def nearest_centroid(conn, vector) -> list[float]:
+    row = conn.execute("SELECT v FROM bench_centroid ORDER BY v <=> %s LIMIT 1", [vector]).fetchone()
+    return [float(x) for x in row[0].to_list()]
+
+
+# --- measuring ---------------------------------------------------------------------------------
+
+
+def run_retrieval(probe: Probe, limits):
+    from gligabao.memory.query import _embedding_pool
+    from gligabao.memory.retrieval import retrieve
+
+    embedding = _embedding_pool().submit(lambda: probe.vector)  # the fake provider: instant
+    return retrieve(probe.user_id, probe.dataset, probe.question, embedding, limits)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
+
+
+def count_statements(probe: Probe, limits) -> tuple[int, int]:
+    """(statements, BEGIN/COMMIT commands) one retrieval sends, counted at psycopg's cursor and
+    transaction level on this thread."""
+    import psycopg
+
+    statements, commands = [], []
+    original_execute, original_command = psycopg.Cursor.execute, psycopg.Connection._exec_command
+
+    def execute(self, query, params=None, **kwargs):
+        statements.append(query)
+        return original_execute(self, query, params, **kwargs)
+
+    def exec_command(self, command, result_format=psycopg.pq.Format.TEXT):
+        commands.append(command)
+        return (yield from original_command(self, command, result_format))
+
+    psycopg.Cursor.execute, psycopg.Connection._exec_command = execute, exec_command
+    try:
+        run_retrieval(probe, limits)
+    finally:
+        psycopg.Cursor.execute, psycopg.Connection._exec_command = original_execute, original_command
+    return len(statements), len(commands)
+
+
+def recall(probes_: list[Probe], limits) -> dict[str, tuple[int, int]]:
+    """Per kind of hit: (found by the normal path, found by the exact scan) over the probes."""
+    exact_limits = replace(limits, exact_scan_max_rows=10**9)
+    totals = {"similarity seeds": [0, 0], "similar facts": [0, 0], "passages": [0, 0]}
+    for probe in probes_:
+        normal, exact = run_retrieval(probe, limits), run_retrieval(probe, exact_limits)
+        for key, pick in (
+            ("similarity seeds", lambda c: set(c.similarity_seeds)),
+            ("similar facts", lambda c: set(c.similar_edges)),
+            ("passages", lambda c: {p.artifact_id for p in c.passages}),
+        ):
+            wanted = pick(exact)
+            totals[key][0] += len(pick(normal) & wanted)
+            totals[key][1] += len(wanted)
+    return {key: (found, wanted) for key, (found, wanted) in totals.items()}
+
+
+def bench_size(admin: str, edges: int, args) -> None:
+    from gligabao import config
+    from gligabao.db import connection
+    from gligabao.memory.retrieval import DEFAULT_LIMITS
+
+    name = f"gligabao_bench_{edges}_d{args.dims}"
+    plans = [DatasetPlan("bench-large", "main", edges), DatasetPlan("bench-medium", "main", MEDIUM_EDGES)]
+    plans += [DatasetPlan(f"bench-small-{i}", "main", SMALL_EDGES) for i in range(SMALL_DATASETS)]
+    clusters = max(50, sum(plan.edges for plan in plans) // 40)
+    url, ready = ensure_database(admin, name, args.rebuild)
+    os.environ["DATABASE_URL"] = url
+    os.environ["GB_EMBEDDING_DIMENSIONS"] = str(args.dims)
+    config.reset_caches()
+    connection.reset()
+    print(f"\n== {edges:,} edges (database {name}) ==", flush=True)
+    if ready:
+        print("  data: reused from an earlier build (--rebuild to build again)")
+    else:
+        print(f"  building: {len(plans)} datasets, {clusters:,} topic clusters ...", flush=True)
+        timings = build(url, args.dims, plans, clusters)
+        print(
+            "  built in {total:.0f} s (vectors {vectors:.0f} s, rows {rows:.0f} s, indexes {indexes:.0f} s)".format(
+                **timings
+            ),
+            flush=True,
+        )
+    describe(url)
+
+    rng = random.Random(edges)
+    questions = probes(url, plans, args.queries + 30, rng)
+    limits = DEFAULT_LIMITS
+    for probe in questions[:30]:  # warm-up: connection, plans, caches
+        run_retrieval(probe, limits)
+    times: dict[str, list[float]] = {"large": [], "medium": [], "small": []}
+    paths: dict[str, dict[str, int]] = {}
+    for probe in questions[30:]:
+        started = time.perf_counter()
+        context = run_retrieval(probe, limits)
+        times[probe.kind].append((time.perf_counter() - started) * 1000)
+        if probe.kind == "large":
+            for index, path in context.search_paths.items():
+                paths.setdefault(index, {}).setdefault(path, 0)
+                paths[index][path] += 1
+    target = TARGETS_MS.get(edges)
+    for kind, values in times.items():
+        if not values:
+            continue
+        label = {
+            "large": f"queried dataset ({edges:,} edges)",
+            "medium": f"medium dataset ({MEDIUM_EDGES:,} edges)",
+            "small": f"small datasets ({SMALL_EDGES} edges)",
+        }[kind]
+        goal = (
+            f"  target p95 < {target:.0f} ms: {'met' if percentile(values, 0.95) < target else 'MISSED'}"
+            if kind == "large" and target
+            else ""
+        )
+        print(
+            f"  retrieval {label}: n={len(values)} p50 {statistics.median(values):.1f} ms "
+            f"p95 {percentile(values, 0.95):.1f} ms max {max(values):.1f} ms{goal}"
+        )
+    print(
+        "  vector search paths (queried dataset): "
+        + ", ".join(
+            f"{index} {'/'.join(f'{path} {count}' for path, count in sorted(by_path.items()))}"
+            for index, by_path in paths.items()
+        )
+    )
+    statements, commands = count_statements(questions[0], limits)
+    print(
+        f"  SQL round trips per retrieval: {statements} statements (set_config of the user transaction, "
+        f"keyword seeds, context) + {commands} transaction commands (BEGIN, COMMIT)"
+    )
+    checked = [p for p in questions if p.kind != "small"][: args.recall_queries]
+    checked += [p for p in questions if p.kind == "small"][: max(5, args.recall_queries // 6)]
+    for kind in ("large", "medium", "small"):
+        subset = [p for p in checked if p.kind == kind]
+        if not subset:
+            continue
+        found = recall(subset, limits)
+        print(
+            f"  recall vs exact scan, {kind} dataset ({len(subset)} questions): "
+            + ", ".join(
+                f"{key} {hit / wanted:.3f} ({hit}/{wanted})" if wanted else f"{key} n/a (0 above threshold)"
+                for key, (hit, wanted) in found.items()
+            )
+        )
+
+
+def describe(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            """SELECT (SELECT count(*) FROM gb_edges), (SELECT count(*) FROM gb_entities),
+                      (SELECT count(*) FROM gb_artifacts WHERE kind = 'chunk'),
+                      (SELECT count(*) FROM gb_datasets),
+                      pg_size_pretty(pg_database_size(current_database())),
+                      (SELECT extversion FROM pg_extension WHERE extname = 'vector'),
+                      current_setting('server_version'), current_setting('shared_buffers')"""
+        ).fetchone()
+    print(
+        f"  tables: {rows[0]:,} edges, {rows[1]:,} entities, {rows[2]:,} chunks in {rows[3]} datasets; "
+        f"database {rows[4]}; PostgreSQL {rows[6]} (shared_buffers {rows[7]}), pgvector {rows[5]}"
+    )
+
+
+def main() -> int:
+    args = parse_args()
+    sys.path.insert(0, str(ROOT / "layers" / "core"))
+    os.environ["GB_EMBEDDING_DIMENSIONS"] = str(args.dims)
+    admin = admin_url(args.data_dir)
+    from gligabao.memory.retrieval import DEFAULT_LIMITS
+
+    print(
+        f"gligabao query retrieval bench: vectors of {args.dims} dimensions (scratch databases migrated "
+        f"with GB_EMBEDDING_DIMENSIONS={args.dims}), fake providers answering instantly, "
+        f"{os.cpu_count()} cores; exact scan up to {DEFAULT_LIMITS.exact_scan_max_rows:,} rows, "
+        f"else HNSW with {DEFAULT_LIMITS.hnsw_candidates} candidates (ef_search)"
+    )
+    for text in args.sizes.split(","):
+        bench_size(admin, size_of(text.strip()), args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""Stage `query`: the answer to a question, written only from the retrieved context.
+
+The context is rendered with ids (seeds/query.md, step 3): the subgraph inside `<graph>`,
+the passages inside `<passages>` (left out when there are none), then `<current_time>` and
+the question. The model replies with only JSON: the answer and the ids it used.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+
+from gligabao.timefmt import rfc3339
+
+if TYPE_CHECKING:
+    from gligabao.memory.retrieval import Context, ContextEdge, ContextEntity, Passage
+
+QUERY_MAX_TOKENS = 2048
+
+QUERY_SYSTEM = """You answer questions from a long-term memory: a knowledge graph of entities and facts
+(edges), and passages of longer texts. Use only the context given inside <graph> and <passages>:
+no general knowledge, no guesses. If the context does not hold the answer, say so plainly.
+
+Facts over time
+- <current_time> is now.
+- An edge with no invalid_at is still true. valid_at is when it began to hold.
+- An edge with an invalid_at stopped being true at that time: it is no longer true. Use it only
+  for questions about the past ("where did ... work before", "in 2023 ..."), never as the present.
+
+Answer with only a JSON object, no prose around it:
+{"answer": "Alice works at Acme.", "entities": [1, 2], "edges": [1], "passages": [14]}
+- answer: the answer in plain natural language, in the language of the question.
+- entities, edges, passages: the ids of the entities, edges and passages you used for the
+  answer ([] when none), as numbers, exactly as they appear in the context."""
+
+
+def _ids(value: Any) -> list[int]:
+    """The ids of a reply list, tolerantly: null is [], "12" and "entity 12" are 12; others dropped."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        value = [value]
+    ids = []
+    for item in value:
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            ids.append(item)
+        elif isinstance(item, float) and item.is_integer():
+            ids.append(int(item))
+        elif isinstance(item, str):
+            match = re.fullmatch(r"\s*(?:\[?\s*[A-Za-z_]+\s+)?(\d+)\s*\]?\s*", item)
+            if match:
+                ids.append(int(match.group(1)))
+        elif isinstance(item, dict) and "id" in item:
+            ids.extend(_ids([item["id"]]))
+    return ids
+
+
+def _answer_text(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def _not_blank(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("the answer is empty")
+    return value
+
+
+IdList = Annotated[list[int], BeforeValidator(_ids)]
+
+
+class QueryReply(BaseModel):
+    """{"answer": "...", "entities": [1, 2], "edges": [1], "passages": [14]}"""
+
+    answer: Annotated[str, BeforeValidator(_answer_text), AfterValidator(_not_blank)]
+    entities: IdList = Field(default_factory=list)
+    edges: IdList = Field(default_factory=list)
+    passages: IdList = Field(default_factory=list)
+
+
+# --- rendering ----------------------------------------------------------------------------
+
+
+def entity_line(entity: ContextEntity) -> str:
+    """`[entity 1] Alice (person): engineer` (no `: ...` without a description)."""
+    line = f"[entity {entity.id}] {entity.name} ({entity.type})"
+    return f"{line}: {entity.description}" if entity.description else line
+
+
+def edge_line(edge: ContextEdge, source: str, target: str) -> str:
+    """`[edge 1] Alice(1) --works_at--> Acme(2): Alice works at Acme. [valid_at=..., invalid_at=...]`"""
+    line = f"[edge {edge.id}] {source}({edge.source_id}) --{edge.relation}--> {target}({edge.target_id})"
+    if edge.description:
+        line += f": {edge.description}"
+    times = [
+        f"{name}={rfc3339(moment)}"
+        for name, moment in (("valid_at", edge.valid_at), ("invalid_at", edge.invalid_at))
+        if moment
+    ]
+    return f"{line} [{', '.join(times)}]" if times else line
+
+
+def passage_lines(passage: Passage) -> list[str]:
+    """`[passage 14] chunk 3 of text 12`, then `summary: ...` and `text: ...` as given."""
+    lines = [f"[passage {passage.artifact_id}] chunk {passage.index} of text {passage.parent_id}"]
+    if passage.summary is not None:
+        lines.append(f"summary: {passage.summary}")
+    if passage.text is not None:
+        lines.append(f"text: {passage.text}")
+    return lines
+
+
+def render_graph(context: Context) -> str:
+    names = {entity.id: entity.name for entity in context.entities}
+    lines = [entity_line(entity) for entity in context.entities]
+    lines += [
+        edge_line(edge, names.get(edge.source_id, "?"), names.get(edge.target_id, "?"))
+        for edge in context.edges
+    ]
+    return "\n".join(["<graph>", *lines, "</graph>"])
+
+
+def render_passages(context: Context) -> str:
+    lines = [line for passage in context.passages for line in passage_lines(passage)]
+    return "\n".join(["<passages>", *lines, "</passages>"])
+
+
+def query_prompt(context: Context, question: str, current_time: datetime) -> tuple[str, str]:
+    """(system, content) of the query call."""
+    parts = [render_graph(context)]
+    if context.passages:
+        parts.append(render_passages(context))
+    parts.append(f"<current_time>{rfc3339(current_time)}</current_time>")
+    parts.append(f"<question>\n{question}\n</question>")
+    return QUERY_SYSTEM, "\n".join(parts)

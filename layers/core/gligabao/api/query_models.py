@@ -1,0 +1,144 @@
+"""The HTTP contract of POST /v1/gb/query: the request body and the response (seeds/query.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
+
+from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
+from gligabao.api.validation import DatasetField, SessionId, UserId
+from gligabao.errors import BadRequest
+
+GEO_RADIUS_MAX_KM = 20015.0  # half the Earth's circumference: every point is within it
+
+
+def _query_text(value: object) -> object:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    if not value.strip():
+        raise ValueError("query must not be empty")
+    return value.strip()
+
+
+def _reasoning(value: object) -> object:
+    try:
+        return parse_reasoning(value, QUERY_STAGES, "query") or None
+    except BadRequest as error:
+        raise ValueError(error.message) from None
+
+
+def _models(value: object) -> object:
+    try:
+        return parse_models(value, QUERY_STAGES) or None
+    except BadRequest as error:
+        raise ValueError(error.message) from None
+
+
+def _strict_bool(value: object) -> object:
+    if value is not None and not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _radius(value: object) -> object:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a number of kilometers")
+    if not 0 < value <= GEO_RADIUS_MAX_KM:
+        raise ValueError(f"geo_radius_km must be greater than 0 and at most {GEO_RADIUS_MAX_KM:g}")
+    return float(value)
+
+
+class QueryRequest(BaseModel):
+    """`{"user_id": "u1", "query": "Where does Alice work?", "session_id": "chat-42"}`"""
+
+    user_id: UserId
+    query: Annotated[str, BeforeValidator(_query_text)] = Field(description="the question; non-empty")
+    dataset: DatasetField
+    session_id: SessionId = Field(
+        default=None, description="echoed; at most 128 bytes, no control characters"
+    )
+    reasoning: Annotated[str | dict[str, str] | None, BeforeValidator(_reasoning)] = Field(
+        default=None,
+        description='a level ("none", "low", "medium", "high") or {"query": ..., "detect_geo": ...}',
+    )
+    models: Annotated[dict[str, str] | None, BeforeValidator(_models)] = Field(
+        default=None, description='the model of each stage: {"query": ..., "detect_geo": ...}'
+    )
+    geo_nearby: Annotated[bool | None, BeforeValidator(_strict_bool)] = Field(
+        default=None, description="search the geo entities near the places of the question (needs geo on)"
+    )
+    geo_radius_km: Annotated[float | None, BeforeValidator(_radius)] = Field(
+        default=None, description="radius of that search, in (0, 20015]; giving it turns the search on"
+    )
+
+    @model_validator(mode="after")
+    def _radius_needs_nearby(self) -> QueryRequest:
+        if self.geo_radius_km is not None and self.geo_nearby is False:
+            raise ValueError(
+                "geo_radius_km turns the nearby search on: it cannot be given with geo_nearby false"
+            )
+        return self
+
+    @property
+    def wants_geo(self) -> bool:
+        return bool(self.geo_nearby) or self.geo_radius_km is not None
+
+    @property
+    def stage_reasoning(self) -> dict[str, str]:
+        return self.reasoning if isinstance(self.reasoning, dict) else {}
+
+    @property
+    def stage_models(self) -> dict[str, str]:
+        return self.models or {}
+
+
+# --- response (documentation of the body built by gligabao.memory.query) ---------------------
+
+
+class EntityEvidence(BaseModel):
+    id: int = Field(description="gb_entities row id")
+    name: str
+    type: str
+    description: str | None = Field(default=None, description="omitted when empty")
+
+
+class EdgeEvidence(BaseModel):
+    id: int = Field(description="gb_edges row id")
+    source_id: int
+    target_id: int
+    source: str
+    target: str
+    relation: str
+    description: str | None = Field(default=None, description="omitted when empty")
+    artifact_id: int | None = Field(
+        default=None, description="the artifact the fact was inferred from; omitted if unset"
+    )
+    valid_at: str | None = Field(default=None, description="RFC 3339; omitted when null")
+    invalid_at: str | None = Field(default=None, description="RFC 3339; omitted when null")
+    created_at: str = Field(description="RFC 3339")
+    expired_at: str | None = Field(default=None, description="always omitted: only live facts are cited")
+
+
+class PassageEvidence(BaseModel):
+    artifact_id: int = Field(description="the chunk's gb_artifacts row")
+    parent_id: int = Field(description="the whole text the chunk is part of")
+    index: int = Field(description="position of the chunk in the text, from 0")
+    summary: str | None = Field(default=None, description="omitted if the search did not find it")
+    text: str | None = Field(
+        default=None, description="omitted for the passages given with their summary only"
+    )
+
+
+class Evidence(BaseModel):
+    entities: list[EntityEvidence]
+    edges: list[EdgeEvidence]
+    passages: list[PassageEvidence]
+
+
+class QueryResponse(BaseModel):
+    session_id: str | None = Field(default=None, description="the request's session; omitted if it had none")
+    answer: str
+    evidence: Evidence

@@ -1,0 +1,284 @@
+"""Retrieval of query: the subgraph and the passages a question is answered from.
+
+Two sources are added together (seeds/query.md, "How it works" steps 1-2): keywords (SQL over
+gb_entities) and similarity (the four pgvector indexes). The question's embedding request and
+the keyword search run at the same time; the whole retrieval is two statements of our own
+(db/graph_reads.py) inside the user's transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import psycopg
+
+from gligabao.db import graph_reads
+from gligabao.db.connection import user_transaction
+from gligabao.errors import NotFound, ProviderError
+from gligabao.memory.names import normalized_name
+
+
+@dataclass(frozen=True)
+class RetrievalLimits:
+    """The numbers of seeds/query.md (SPEC section 14): configurable, these are the defaults."""
+
+    max_terms: int = 12  # question terms kept
+    min_term_chars: int = 2  # shorter terms are dropped
+    keyword_seeds: int = 10  # top entities by keyword score
+    similarity_threshold: float = 0.75  # cosine a vector match counts from
+    similar_entities: int = 10
+    similar_edges: int = 10
+    similar_chunks: int = 5
+    similar_summaries: int = 5
+    fallback_seeds: int = 25  # most recently updated entities when nothing matched
+    expansion_edges: int = 100  # one-hop edges around the seeds, newest first
+    passages_with_text: int = 3
+    passages_summary_only: int = 5
+    # Keyword search strategy (not in the seed): the most recently updated entities all scored,
+    # older ones only when their description can still make the top (db/graph_reads.py).
+    keyword_window: int = 1000
+    # Vector search strategy (not in the seed: how the per-dataset filter stays exact).
+    exact_scan_max_rows: int = 1000  # a dataset with at most this many rows in an index is scanned exactly
+    hnsw_candidates: int = 64  # rows taken from an HNSW index before the dataset filter (= hnsw.ef_search)
+
+
+DEFAULT_LIMITS = RetrievalLimits()
+
+# Keyword scoring (step 1.2 of the seed).
+WHOLE_NAME_SCORE = 5
+TERM_IN_NAME_SCORE = 3
+TERM_IN_DESCRIPTION_SCORE = 1
+# A name inside the question starts with one of the question's substrings of this many
+# characters (or is shorter): the width of the gb_entities_name_prefix index.
+NAME_PREFIX_CHARS = 6
+
+# Common English words dropped from the question (function words and question words).
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been before
+    being below between both but by can could did didn't do does doesn't doing don't down during each
+    few for from further had has have having he her here hers herself him himself his how i if in
+    into is isn't it its itself just let me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their theirs
+    them themselves then there these they this those through to too under until up very was wasn't
+    we were weren't what when where which while who whom whose why will with would you your yours
+    yourself yourselves tell please also ever still yet may might must shall s t d ll m o re ve y
+    """.split()
+)
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def query_terms(question: str, limits: RetrievalLimits = DEFAULT_LIMITS) -> list[str]:
+    """The question lowercased and split into terms: short terms, stopwords and duplicates
+    dropped, at most `max_terms` kept, in the order of the question."""
+    terms: list[str] = []
+    for word in _WORD.findall(normalized_name(question)):
+        if len(word) < limits.min_term_chars or word in STOPWORDS or word in terms:
+            continue
+        terms.append(word)
+        if len(terms) == limits.max_terms:
+            break
+    return terms
+
+
+def term_grams(term: str) -> list[str]:
+    """The grams a text must hold to contain `term`: its trigrams, or itself when it has 2 characters
+    (the keys of gb_grams in migration 0002)."""
+    if len(term) < 3:
+        return [term]
+    return sorted({term[i : i + 3] for i in range(len(term) - 2)})
+
+
+def name_prefix_keys(normalized_question: str) -> list[str]:
+    """Every substring of the question of 1 to NAME_PREFIX_CHARS characters: the possible
+    `left(normalized_name, 6)` of a name that appears in the question."""
+    keys = {
+        normalized_question[start : start + width]
+        for width in range(1, NAME_PREFIX_CHARS + 1)
+        for start in range(len(normalized_question) - width + 1)
+    }
+    # A normalized name never starts with a space; its 6-character prefix may end with one.
+    return sorted(key for key in keys if not key[0].isspace())
+
+
+def keyword_score(name: str, description: str, terms: list[str], normalized_question: str) -> int:
+    """The seed's score of one entity, in Python (the SQL computes the same; tests compare them)."""
+    lowered_name, lowered_description = normalized_name(name), description.lower()
+    score = WHOLE_NAME_SCORE if lowered_name and lowered_name in normalized_question else 0
+    for term in terms:
+        score += TERM_IN_NAME_SCORE if term in lowered_name else 0
+        score += TERM_IN_DESCRIPTION_SCORE if term in lowered_description else 0
+    return score
+
+
+# --- what retrieval returns -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextEntity:
+    id: int
+    name: str
+    type: str
+    description: str
+
+
+@dataclass(frozen=True)
+class ContextEdge:
+    id: int
+    source_id: int
+    target_id: int
+    relation: str
+    description: str
+    artifact_id: int | None
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    created_at: datetime
+    expired_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A chunk of a long text given to the LLM: with its text (the best ones) and its summary
+    when the summary search found it."""
+
+    artifact_id: int
+    parent_id: int
+    index: int
+    summary: str | None
+    text: str | None
+
+
+@dataclass
+class Context:
+    """The subgraph and passages sent to the LLM, in the order they are rendered."""
+
+    dataset_id: int
+    entities: list[ContextEntity] = field(default_factory=list)
+    edges: list[ContextEdge] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
+    keyword_seeds: list[int] = field(default_factory=list)
+    similarity_seeds: list[int] = field(default_factory=list)
+    similar_edges: list[int] = field(default_factory=list)
+    fallback: bool = False
+    search_paths: dict[str, str] = field(default_factory=dict)  # index -> "exact" or "hnsw"
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to answer from: no entity or fact, and no passage."""
+        return not self.entities and not self.edges and not self.passages
+
+    def entity(self, entity_id: int) -> ContextEntity | None:
+        return next((e for e in self.entities if e.id == entity_id), None)
+
+
+# --- retrieval ------------------------------------------------------------------------------
+
+
+def retrieve(
+    user_id: str,
+    dataset: str,
+    question: str,
+    embedding: Future[list[float]] | Callable[[], list[float]],
+    limits: RetrievalLimits = DEFAULT_LIMITS,
+) -> Context:
+    """The context of `question` in the user's dataset.
+
+    `embedding` is the question's vector being computed (a Future, already submitted so that
+    the keyword search does not wait for it) or a function computing it. NotFound (404) when
+    the dataset does not exist; ProviderError (502) when the vector search fails.
+    """
+    terms = query_terms(question, limits)
+    normalized_question = normalized_name(question)
+    started = time.perf_counter()
+    with user_transaction(user_id) as conn:
+        keywords = graph_reads.keyword_seeds(
+            conn,
+            user_id=user_id,
+            dataset=dataset,
+            terms=terms,
+            term_grams=[term_grams(term) for term in terms],
+            normalized_question=normalized_question,
+            name_prefixes=name_prefix_keys(normalized_question),
+            limit=limits.keyword_seeds,
+            window=limits.keyword_window,
+            ef_search=limits.hnsw_candidates,
+        )
+        keyword_ms = _ms_since(started)
+        if keywords.dataset_id is None:
+            _settle(embedding)
+            raise NotFound(f"dataset {dataset!r} not found")
+        vector = embedding.result() if isinstance(embedding, Future) else embedding()
+        waited = time.perf_counter()
+        try:
+            rows = graph_reads.context_rows(
+                conn,
+                dataset_id=keywords.dataset_id,
+                vector=vector,
+                keyword_seeds=keywords.seed_ids,
+                limits=limits,
+            )
+        except psycopg.OperationalError:
+            raise
+        except psycopg.Error as error:
+            raise ProviderError(f"the vector store could not be searched ({type(error).__name__})") from None
+        context = context_from_rows(keywords.dataset_id, rows)
+    context.keyword_seeds = keywords.seed_ids
+    context.timings_ms = {"keyword_seeds": keyword_ms, "search_vectors": _ms_since(waited)}
+    return context
+
+
+def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
+    """The Context of the rows of graph_reads.context_rows (already in rendering order)."""
+    context = Context(dataset_id=dataset_id)
+    for row in rows:
+        kind = row["kind"]
+        if kind == "entity":
+            context.entities.append(ContextEntity(row["id"], row["name"], row["type"], row["description"]))
+            if row["role"] == "similarity_seed":
+                context.similarity_seeds.append(row["id"])
+            elif row["role"] == "fallback_seed":
+                context.fallback = True
+        elif kind == "edge":
+            context.edges.append(
+                ContextEdge(
+                    row["id"],
+                    row["source_id"],
+                    row["target_id"],
+                    row["relation"],
+                    row["description"],
+                    row["artifact_id"],
+                    row["valid_at"],
+                    row["invalid_at"],
+                    row["created_at"],
+                    row["expired_at"],
+                )
+            )
+            if row["role"] == "similar_fact":
+                context.similar_edges.append(row["id"])
+        elif kind == "passage":
+            context.passages.append(
+                Passage(row["id"], row["parent_id"], row["chunk_index"], row["summary"], row["text"])
+            )
+        elif kind == "search":
+            context.search_paths[row["name"]] = row["type"]
+    return context
+
+
+def _settle(embedding) -> None:
+    """Let an embedding already in flight finish (its inference is recorded) before failing."""
+    if isinstance(embedding, Future):
+        try:
+            embedding.result()
+        except Exception:  # the request fails with the dataset's error, not the provider's
+            pass
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

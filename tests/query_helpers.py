@@ -1,0 +1,264 @@
+"""Arranging graph rows for the query tests, with the vectors the fake OpenAI would give them,
+and the small tools the tests use (vectors at a chosen cosine, counting SQL statements)."""
+
+from __future__ import annotations
+
+import math
+import threading
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+from fakes.openai_server import DEFAULT_DIMENSIONS, hashed_bag_of_words
+
+DIMENSIONS = DEFAULT_DIMENSIONS
+T0 = datetime(2025, 1, 31, 9, 0, 0, tzinfo=UTC)
+
+
+def fake_vector(text: str) -> list[float]:
+    """The vector the fake OpenAI gives `text`."""
+    return hashed_bag_of_words(text, DIMENSIONS)
+
+
+def entity_text(name: str, type_: str, description: str) -> str:
+    return f"{name} ({type_}): {description}"
+
+
+def edge_text(source: str, relation: str, target: str, description: str) -> str:
+    return f"{source} {relation} {target}: {description}"
+
+
+def basis(i: int) -> list[float]:
+    vector = [0.0] * DIMENSIONS
+    vector[i] = 1.0
+    return vector
+
+
+def at_cosine(base: list[float], cosine: float, away: int) -> list[float]:
+    """A unit vector whose cosine with the unit vector `base` is exactly `cosine`, leaning
+    towards basis(`away`) (which must be orthogonal to base)."""
+    other = basis(away)
+    assert abs(sum(a * b for a, b in zip(base, other, strict=True))) < 1e-9
+    sine = math.sqrt(max(0.0, 1 - cosine * cosine))
+    return [cosine * a + sine * b for a, b in zip(base, other, strict=True)]
+
+
+def vector_literal(values) -> str | None:
+    return None if values is None else "[" + ",".join(repr(float(v)) for v in values) + "]"
+
+
+class Graph:
+    """Rows of one dataset, inserted directly (remember is not exercised by these tests).
+
+    Entity and edge vectors default to the fake OpenAI's vector of the texts `remember`
+    embeds; `embedding=None` leaves a row without vector, a list sets it.
+    """
+
+    _AUTO = object()
+
+    def __init__(self, db: psycopg.Connection, user_id: str = "u1", name: str = "main"):
+        self.db = db
+        self.user_id = user_id
+        self.dataset_id = db.execute(
+            "INSERT INTO gb_datasets (user_id, name) VALUES (%s, %s) RETURNING id", [user_id, name]
+        ).fetchone()[0]
+        self.names: dict[int, str] = {}
+
+    def entity(
+        self,
+        name: str,
+        type_: str = "person",
+        description: str = "",
+        *,
+        embedding=_AUTO,
+        updated_at: datetime | None = None,
+    ) -> int:
+        if embedding is Graph._AUTO:
+            embedding = fake_vector(entity_text(name, type_, description))
+        moment = updated_at or datetime.now(UTC)
+        entity_id = self.db.execute(
+            """INSERT INTO gb_entities (dataset_id, name, normalized_name, type, description, embedding,
+                                        created_at, updated_at)
+               VALUES (%s, %s, %s, %s, %s, %s::vector, %s, %s) RETURNING id""",
+            [
+                self.dataset_id,
+                name,
+                " ".join(name.lower().split()),
+                type_,
+                description,
+                vector_literal(embedding),
+                moment,
+                moment,
+            ],
+        ).fetchone()[0]
+        self.names[entity_id] = name
+        return entity_id
+
+    def edge(
+        self,
+        source_id: int,
+        target_id: int,
+        relation: str,
+        description: str = "",
+        *,
+        artifact_id: int | None = None,
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+        expired_at: datetime | None = None,
+        created_at: datetime | None = None,
+        embedding=_AUTO,
+    ) -> int:
+        if embedding is Graph._AUTO:
+            embedding = fake_vector(
+                edge_text(self.names[source_id], relation, self.names[target_id], description)
+            )
+        return self.db.execute(
+            """INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, artifact_id,
+                                     valid_at, invalid_at, expired_at, created_at, embedding)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector) RETURNING id""",
+            [
+                self.dataset_id,
+                source_id,
+                target_id,
+                relation,
+                description,
+                artifact_id,
+                valid_at,
+                invalid_at,
+                expired_at,
+                created_at or datetime.now(UTC),
+                vector_literal(embedding),
+            ],
+        ).fetchone()[0]
+
+    def text(self, text: str = "Alice works at Acme.", session_id: str | None = None) -> int:
+        return self.db.execute(
+            "INSERT INTO gb_artifacts (dataset_id, kind, text, session_id) VALUES (%s, 'text', %s, %s) RETURNING id",
+            [self.dataset_id, text, session_id],
+        ).fetchone()[0]
+
+    def chunk(
+        self,
+        parent_id: int,
+        index: int,
+        text: str,
+        summary: str | None = None,
+        *,
+        embedding=_AUTO,
+        summary_embedding=_AUTO,
+    ) -> int:
+        if embedding is Graph._AUTO:
+            embedding = fake_vector(text)
+        if summary_embedding is Graph._AUTO:
+            summary_embedding = fake_vector(summary) if summary else None
+        return self.db.execute(
+            """INSERT INTO gb_artifacts (dataset_id, kind, text, parent_id, chunk_index, summary, embedding,
+                                         summary_embedding)
+               VALUES (%s, 'chunk', %s, %s, %s, %s, %s::vector, %s::vector) RETURNING id""",
+            [
+                self.dataset_id,
+                text,
+                parent_id,
+                index,
+                summary,
+                vector_literal(embedding),
+                vector_literal(summary_embedding),
+            ],
+        ).fetchone()[0]
+
+
+def alice_works_at_acme(
+    db: psycopg.Connection, user_id: str = "u1", name: str = "main"
+) -> tuple[Graph, dict]:
+    """The seed's example: Alice (person, engineer) works at Acme (organization)."""
+    graph = Graph(db, user_id, name)
+    artifact = graph.text("Alice works at Acme.")
+    alice = graph.entity("Alice", "person", "engineer")
+    acme = graph.entity("Acme", "organization")
+    works = graph.edge(
+        alice,
+        acme,
+        "works_at",
+        "Alice works at Acme.",
+        artifact_id=artifact,
+        valid_at=T0,
+        created_at=T0 + timedelta(seconds=5),
+    )
+    return graph, {"artifact": artifact, "alice": alice, "acme": acme, "works_at": works}
+
+
+# --- counting the SQL statements of a piece of code ---------------------------------------------
+
+
+class StatementCounter:
+    """Counts what psycopg sends to the server from the current thread: every execute, and
+    the BEGIN/COMMIT of the transaction blocks, each a round trip."""
+
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+        self.transaction_commands: list[str] = []
+        self._thread = threading.get_ident()
+
+    def _mine(self) -> bool:
+        return threading.get_ident() == self._thread
+
+
+@contextmanager
+def counting_statements():
+    counter = StatementCounter()
+    original_execute = psycopg.Cursor.execute
+    original_command = psycopg.Connection._exec_command
+
+    def execute(self, query, params=None, **kwargs):
+        if counter._mine():
+            counter.statements.append(query if isinstance(query, str) else str(query))
+        return original_execute(self, query, params, **kwargs)
+
+    def exec_command(self, command, result_format=psycopg.pq.Format.TEXT):  # a generator, as psycopg's
+        if counter._mine():
+            text = command.decode() if isinstance(command, bytes) else str(command)
+            counter.transaction_commands.append(text)
+        return (yield from original_command(self, command, result_format))
+
+    psycopg.Cursor.execute = execute
+    psycopg.Connection._exec_command = exec_command
+    try:
+        yield counter
+    finally:
+        psycopg.Cursor.execute = original_execute
+        psycopg.Connection._exec_command = original_command
+
+
+# --- asking ---------------------------------------------------------------------------------------
+
+NOWHERE = 1535  # a basis direction no arranged row uses: a question vector that matches nothing
+
+
+def retrieved(
+    question: str,
+    vector: list[float] | None = None,
+    *,
+    user_id: str = "u1",
+    dataset: str = "main",
+    limits=None,
+):
+    """The context `retrieve` builds for `question`, its vector given (no provider involved)."""
+    from gligabao.memory.retrieval import DEFAULT_LIMITS, retrieve
+
+    chosen = vector if vector is not None else basis(NOWHERE)
+    return retrieve(user_id, dataset, question, lambda: chosen, limits or DEFAULT_LIMITS)
+
+
+def reply_citing(answer: str = "Alice works at Acme.", entities=(), edges=(), passages=()) -> dict:
+    return {"answer": answer, "entities": list(entities), "edges": list(edges), "passages": list(passages)}
+
+
+def ask(api, query: str = "Where does Alice work?", **fields):
+    return api.post("/v1/gb/query", {"user_id": "u1", "query": query, **fields})
+
+
+def prompt_sent(fake_anthropic) -> str:
+    """The user content of the last Messages request."""
+    from fakes.anthropic_server import prompt_text
+
+    return prompt_text(fake_anthropic.messages[-1])

@@ -1,0 +1,463 @@
+"""Retrieval of query, rule by rule (seeds/query.md, "How it works", steps 1 and 2).
+
+These tests call `retrieve` with the question's vector given, on rows arranged directly.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from gligabao.errors import NotFound
+from gligabao.memory.retrieval import DEFAULT_LIMITS, keyword_score, query_terms
+from query_helpers import (
+    T0,
+    Graph,
+    at_cosine,
+    basis,
+    counting_statements,
+    retrieved,
+)
+
+Q = basis(0)  # the question's vector in the similarity tests
+
+
+def near(cosine: float, away: int) -> list[float]:
+    """A vector at exactly `cosine` with the question's vector Q."""
+    return at_cosine(Q, cosine, away)
+
+
+# --- 1. keywords ------------------------------------------------------------------------------
+
+
+def test_terms_are_lowercased_without_short_terms_stopwords_or_duplicates_and_at_most_12():
+    assert query_terms("Where does ALICE work? Alice, and a B at Acme!") == ["alice", "work", "acme"]
+    many = " ".join(f"word{i}" for i in range(20))
+    assert query_terms(many) == [f"word{i}" for i in range(12)]
+    assert query_terms("What is it?") == []
+
+
+def test_keyword_score_is_5_for_the_whole_name_3_per_term_in_the_name_1_per_term_in_the_description():
+    terms = query_terms("What happened in New York?")
+    assert terms == ["happened", "new", "york"]
+    question = "what happened in new york?"
+    assert keyword_score("New York", "a city", terms, question) == 5 + 3 + 3
+    assert keyword_score("York", "", terms, question) == 5 + 3
+    assert keyword_score("Newark", "", terms, question) == 3
+    assert keyword_score("Museum", "a museum in New York", terms, question) == 1 + 1
+
+
+def test_keyword_seeds_are_ranked_by_score_so_new_york_matches_though_it_is_two_terms(db):
+    graph = Graph(db)
+    day = timedelta(days=1)
+    museum = graph.entity("Museum", "place", "a museum in New York", embedding=None, updated_at=T0 + 5 * day)
+    newark = graph.entity("Newark", "place", embedding=None, updated_at=T0 + 1 * day)
+    yorkshire = graph.entity("Yorkshire", "place", embedding=None, updated_at=T0 + 2 * day)
+    york = graph.entity("York", "place", embedding=None, updated_at=T0)
+    new_york = graph.entity("New York", "place", "a city", embedding=None, updated_at=T0)
+    graph.entity("Paris", "place", "a city", embedding=None, updated_at=T0 + 9 * day)
+
+    context = retrieved("What happened in New York?")
+
+    # 11, 8, then the two 3s by most recently updated, then 2; Paris scores nothing.
+    assert context.keyword_seeds == [new_york, york, yorkshire, newark, museum]
+
+
+def test_keyword_seeds_are_the_top_10_with_ties_broken_by_most_recently_updated(db):
+    graph = Graph(db)
+    ids = [
+        graph.entity(f"Acme {i}", "organization", embedding=None, updated_at=T0 + timedelta(hours=i))
+        for i in range(12)
+    ]
+
+    context = retrieved("Who is at acme?")
+
+    assert context.keyword_seeds == list(reversed(ids))[:10]
+    assert [e.id for e in context.entities] == context.keyword_seeds  # no edges: the seeds alone
+
+
+def test_terms_match_inside_words_as_substrings(db):
+    graph = Graph(db)
+    engineer = graph.entity("Bob", "person", "software engineering lead", embedding=None)
+
+    # "+1 if it appears in the description": a substring test, "engineer" is in "engineering".
+    assert retrieved("Which engineer?").keyword_seeds == [engineer]
+
+
+def test_keyword_seeds_are_exact_beyond_the_most_recent_entities(db):
+    """Only the most recent entities are all scored (a window); older ones are searched when their
+    description can still make the top 10. Whatever the data, the seeds are the brute-force top 10."""
+    rng = random.Random(4)
+    words = ["acme", "paris", "engineer", "berlin", "music", "coffee", "new", "york", "garden", "ai"]
+    graph = Graph(db)
+    entities = []
+    for i in range(60):
+        name = " ".join(
+            rng.sample(["Alice", "Bob", "New", "York", "Acme", "Zed", "Coffee", "Ai"], rng.randint(1, 2))
+        )
+        name = f"{name} {i}" if rng.random() < 0.8 else name + "x" * i
+        description = " ".join(rng.choices(words, k=rng.randint(0, 6)))
+        updated_at = T0 + timedelta(minutes=rng.randrange(100))  # ties on purpose
+        entities.append(
+            (
+                graph.entity(name, "thing", description, embedding=None, updated_at=updated_at),
+                name,
+                description,
+                updated_at,
+            )
+        )
+    questions = [
+        "Where does Alice work?",
+        "What about coffee in Paris and Berlin?",
+        "new york music garden",
+        "engineer acme paris coffee music",
+        "Who is Ai?",
+        "Bob",
+        "what is it?",
+        "acme acme engineer ai",
+    ]
+    for window in (1, 3, 7, 12, 20, 500):
+        limits = replace(DEFAULT_LIMITS, keyword_window=window)
+        for question in questions:
+            terms, normalized = query_terms(question), " ".join(question.lower().split())
+            expected = sorted(
+                (
+                    (keyword_score(name, description, terms, normalized), moment, entity_id)
+                    for entity_id, name, description, moment in entities
+                ),
+                reverse=True,
+            )
+            expected = [entity_id for score, _, entity_id in expected if score > 0][:10]
+
+            assert retrieved(question, limits=limits).keyword_seeds == expected, (window, question)
+
+
+@pytest.mark.parametrize(
+    "recent, older, oldest",
+    [
+        ("acme", "acme", "acme paris"),  # older ones need 2 terms: found by the pairs of terms
+        ("acme paris", "acme paris", "acme paris coffee"),  # 3 terms: by the triples
+    ],
+)
+def test_an_older_entity_whose_description_holds_more_terms_outranks_the_recent_ones(
+    db, recent, older, oldest
+):
+    graph = Graph(db)
+    best = graph.entity("Zed", "thing", oldest, embedding=None, updated_at=T0)
+    for i in range(5):
+        graph.entity(f"Old {i}", "thing", older, embedding=None, updated_at=T0 + timedelta(hours=1 + i))
+    new = [
+        graph.entity(f"New {i}", "thing", recent, embedding=None, updated_at=T0 + timedelta(days=1, hours=i))
+        for i in range(10)
+    ]
+
+    context = retrieved("acme paris coffee?", limits=replace(DEFAULT_LIMITS, keyword_window=10))
+
+    assert context.keyword_seeds == [best, *reversed(new[1:])]
+
+
+# --- 2. similarity ------------------------------------------------------------------------------
+
+
+def test_similarity_matches_count_from_a_cosine_of_0_75(db):
+    graph = Graph(db)
+    carol = graph.entity("Carol", embedding=near(0.76, away=1))
+    graph.entity("Dave", embedding=near(0.74, away=2))
+
+    context = retrieved("xyzzy?", Q)
+
+    assert context.similarity_seeds == [carol]
+
+
+def test_similarity_takes_the_best_10_entities_and_the_best_10_edges(db):
+    graph = Graph(db)
+    entities = [graph.entity(f"Person {i}", embedding=near(0.80 + i / 100, away=1 + i)) for i in range(12)]
+    hub = graph.entity("Hub", embedding=None)
+    edges = [
+        graph.edge(hub, entities[0], "knows", embedding=near(0.80 + i / 100, away=20 + i)) for i in range(12)
+    ]
+
+    context = retrieved("xyzzy?", Q)
+
+    assert context.similarity_seeds == list(reversed(entities))[:10]
+    assert context.similar_edges == list(reversed(edges))[:10]
+
+
+def test_seeds_are_the_keyword_seeds_then_the_similarity_seeds_without_duplicates(db):
+    graph = Graph(db)
+    alice = graph.entity(
+        "Alice", "person", "engineer", embedding=near(0.9, away=1), updated_at=T0 + timedelta(days=1)
+    )
+    acme = graph.entity("Acme", "organization", embedding=None, updated_at=T0)
+    carol = graph.entity("Carol", embedding=near(0.8, away=2))
+
+    context = retrieved("Does Alice know Acme?", Q)
+
+    assert context.keyword_seeds == [alice, acme]
+    assert context.similarity_seeds == [carol]  # Alice matched by both: once, as a keyword seed
+    assert [e.id for e in context.entities] == [alice, acme, carol]
+
+
+def test_fallback_uses_the_25_most_recently_updated_entities_when_there_is_no_seed_and_no_similar_fact(db):
+    graph = Graph(db)
+    ids = [
+        graph.entity(f"Thing {i}", "object", embedding=None, updated_at=T0 + timedelta(hours=i))
+        for i in range(30)
+    ]
+
+    context = retrieved("What do you remember?")
+
+    assert context.fallback
+    assert [e.id for e in context.entities] == list(reversed(ids))[:25]
+
+
+def test_no_fallback_when_a_similar_fact_matched(db):
+    graph = Graph(db)
+    alice, acme = graph.entity("Alice", embedding=None), graph.entity("Acme", embedding=None)
+    for i in range(5):
+        graph.entity(f"Thing {i}", "object", embedding=None)
+    works = graph.edge(alice, acme, "works_at", embedding=near(0.9, away=1))
+
+    context = retrieved("xyzzy?", Q)
+
+    assert not context.fallback
+    assert [e.id for e in context.edges] == [works]
+    assert {e.id for e in context.entities} == {alice, acme}  # the fact's endpoints only
+
+
+# --- 2. expansion -------------------------------------------------------------------------------
+
+
+def test_expansion_is_one_hop_newest_first_capped_at_100_live_edges(db):
+    graph = Graph(db)
+    alice = graph.entity("Alice", embedding=None)
+    targets = [graph.entity(f"Place {i}", "place", embedding=None) for i in range(120)]
+    live = [
+        graph.edge(alice, target, "visited", created_at=T0 + timedelta(minutes=i), embedding=None)
+        for i, target in enumerate(targets)
+    ]
+    # Newer than all of them, but superseded: not retrieved, and not counted in the cap.
+    for target in targets[:10]:
+        graph.edge(
+            target,
+            alice,
+            "hosted",
+            created_at=T0 + timedelta(days=1),
+            expired_at=T0 + timedelta(days=2),
+            embedding=None,
+        )
+    two_hops = graph.edge(targets[0], targets[1], "near", created_at=T0 + timedelta(days=3), embedding=None)
+
+    context = retrieved("Where did Alice go?")
+
+    assert [e.id for e in context.edges] == list(reversed(live))[:100]
+    assert two_hops not in {e.id for e in context.edges}
+    assert {e.id for e in context.entities} == {alice} | {targets[i] for i in range(20, 120)}
+
+
+def test_similar_facts_are_added_even_over_the_cap_with_their_endpoints(db):
+    graph = Graph(db)
+    alice = graph.entity("Alice", embedding=None)
+    for i in range(100):
+        graph.edge(alice, graph.entity(f"Place {i}", "place", embedding=None), "visited", embedding=None)
+    bob, globex = graph.entity("Bob", embedding=None), graph.entity("Globex", "organization", embedding=None)
+    similar = graph.edge(bob, globex, "works_at", embedding=near(0.9, away=1))
+
+    context = retrieved("Where did Alice go?", Q)
+
+    assert len(context.edges) == 101
+    assert context.edges[0].id == similar  # the similar facts come first
+    assert {bob, globex} <= {e.id for e in context.entities}
+
+
+def test_superseded_facts_are_never_retrieved_by_keywords_or_by_similarity(db):
+    graph = Graph(db)
+    alice, acme = graph.entity("Alice", embedding=None), graph.entity("Acme", "organization", embedding=None)
+    globex = graph.entity("Globex", "organization", embedding=None)
+    old = graph.edge(alice, acme, "works_at", invalid_at=T0, expired_at=T0, embedding=near(0.95, away=1))
+    new = graph.edge(alice, globex, "works_at", valid_at=T0, embedding=near(0.9, away=2))
+
+    by_keyword = retrieved("Where does Alice work?")
+    by_similarity = retrieved("xyzzy?", Q)
+
+    assert [e.id for e in by_keyword.edges] == [new]
+    assert by_similarity.similar_edges == [new]
+    assert old not in {e.id for e in by_similarity.edges}
+
+
+# --- 2. passages --------------------------------------------------------------------------------
+
+
+def test_passages_are_merged_by_chunk_best_3_with_text_then_up_to_5_with_their_summary_only(db):
+    graph = Graph(db)
+    text = graph.text("a long text")
+    far = basis(100)
+
+    def chunk(index, text_cosine=None, summary_cosine=None):
+        return graph.chunk(
+            text,
+            index,
+            f"text {index}",
+            f"summary {index}",
+            embedding=near(text_cosine, away=10 + index) if text_cosine else far,
+            summary_embedding=near(summary_cosine, away=30 + index) if summary_cosine else far,
+        )
+
+    a = chunk(0, text_cosine=0.95, summary_cosine=0.78)  # score .95, found by both
+    c = chunk(1, summary_cosine=0.92)
+    b = chunk(2, text_cosine=0.90)
+    chunk(3, text_cosine=0.85)  # found by its text only, not among the best 3: left out
+    f = chunk(4, summary_cosine=0.84)
+    g = chunk(5, summary_cosine=0.83)
+    chunk(6, text_cosine=0.80)  # idem
+    chunk(7, text_cosine=0.70, summary_cosine=0.70)  # under the threshold
+
+    passages = retrieved("xyzzy?", Q).passages
+
+    assert [(p.artifact_id, p.parent_id, p.index, p.text, p.summary) for p in passages] == [
+        (a, text, 0, "text 0", "summary 0"),
+        (c, text, 1, "text 1", "summary 1"),
+        (b, text, 2, "text 2", None),  # its summary was not found
+        (f, text, 4, None, "summary 4"),
+        (g, text, 5, None, "summary 5"),
+    ]
+
+
+def test_at_most_5_chunks_and_5_summaries_are_taken_from_their_indexes(db):
+    graph = Graph(db)
+    text = graph.text("a long text")
+    chunks = [
+        graph.chunk(
+            text,
+            i,
+            f"text {i}",
+            f"summary {i}",
+            embedding=near(0.9 - i / 100, away=10 + i),
+            summary_embedding=near(0.8 - i / 100, away=40 + i),
+        )
+        for i in range(8)
+    ]
+
+    passages = retrieved("xyzzy?", Q).passages
+
+    assert [p.artifact_id for p in passages] == chunks[:5]
+    assert [p.text is not None for p in passages] == [True, True, True, False, False]
+
+
+# --- 2. the per-dataset filter is exact ---------------------------------------------------------
+
+
+TINY = replace(DEFAULT_LIMITS, exact_scan_max_rows=5, hnsw_candidates=16)
+
+
+def test_a_small_dataset_keeps_its_best_matches_beside_a_large_dataset_with_closer_rows(db):
+    large = Graph(db, "u2")
+    for i in range(30):
+        large.entity(f"Crowd {i}", embedding=near(0.9, away=100 + i))
+    small = Graph(db, "u1")
+    mine = small.entity("Mine", embedding=near(0.8, away=1))
+
+    context = retrieved("xyzzy?", Q, limits=TINY)
+
+    assert context.similarity_seeds == [mine]
+    assert context.search_paths["entities"] == "exact"
+
+
+def test_a_dataset_over_the_exact_scan_size_falls_back_to_it_when_the_index_candidates_are_all_anothers(db):
+    large = Graph(db, "u2")
+    for i in range(30):
+        large.entity(f"Crowd {i}", embedding=near(0.9, away=100 + i))
+    medium = Graph(db, "u1")
+    mine = medium.entity("Mine", embedding=near(0.8, away=1))
+    for i in range(8):
+        medium.entity(f"Other {i}", embedding=basis(200 + i))
+
+    context = retrieved("xyzzy?", Q, limits=TINY)
+
+    assert context.similarity_seeds == [mine]
+    assert context.search_paths["entities"] == "hnsw+exact"
+
+
+def test_a_large_dataset_is_searched_through_the_index(db):
+    graph = Graph(db)
+    ids = [graph.entity(f"Person {i}", embedding=near(0.8 + i / 100, away=1 + i)) for i in range(12)]
+
+    context = retrieved("xyzzy?", Q, limits=TINY)
+
+    assert context.search_paths["entities"] == "hnsw"
+    assert context.similarity_seeds == list(reversed(ids))[:10]
+
+
+# --- users, datasets, round trips -----------------------------------------------------------------
+
+
+def test_retrieval_never_reads_another_users_data(db):
+    theirs = Graph(db, "u2")
+    alice = theirs.entity("Alice", "person", "engineer", embedding=Q)
+    theirs.edge(alice, theirs.entity("Acme", "organization", embedding=None), "works_at", embedding=Q)
+    mine = Graph(db, "u1")
+    bob = mine.entity("Bob", embedding=None)
+
+    context = retrieved("Where does Alice work?", Q)
+
+    assert [e.id for e in context.entities] == [bob]  # the fallback of u1's own graph
+    assert context.edges == []
+    with pytest.raises(NotFound):
+        retrieved("Where does Alice work?", Q, user_id="u3")
+
+
+def test_only_the_named_dataset_is_searched(db):
+    Graph(db, "u1", "work").entity("Alice", embedding=Q)
+    main = Graph(db, "u1", "main")
+
+    assert retrieved("Alice?", Q).entities == []
+    assert main.dataset_id == retrieved("Alice?", Q).dataset_id
+
+
+def test_the_whole_retrieval_takes_at_most_4_sql_round_trips(db):
+    graph = Graph(db)
+    alice = graph.entity("Alice", embedding=near(0.9, away=1))
+    graph.edge(
+        alice, graph.entity("Acme", "organization", embedding=None), "works_at", embedding=near(0.9, away=2)
+    )
+    text = graph.text("a long text")
+    graph.chunk(text, 0, "Alice joined Acme", "summary", embedding=near(0.9, away=3))
+
+    with counting_statements() as counted:
+        context = retrieved("Where does Alice work?", Q)
+
+    assert context.edges and context.passages
+    # set_config of the user's transaction, the keyword statement, the context statement
+    assert len(counted.statements) <= 4, counted.statements
+    assert len(counted.statements) + len(counted.transaction_commands) <= 5
+
+
+def test_the_question_is_embedded_while_the_keyword_search_runs(db, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gligabao.db import graph_reads
+    from gligabao.memory.retrieval import retrieve
+
+    Graph(db).entity("Alice", embedding=None)
+    keyword_search_started = threading.Event()
+    original = graph_reads.keyword_seeds
+
+    def keyword_seeds(*args, **kwargs):
+        keyword_search_started.set()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(graph_reads, "keyword_seeds", keyword_seeds)
+
+    def embed() -> list[float]:
+        # A provider call still in flight when the keyword search starts (it would time out
+        # here if the search waited for the embedding).
+        assert keyword_search_started.wait(timeout=10)
+        return Q
+
+    with ThreadPoolExecutor(1) as pool:
+        context = retrieve("u1", "main", "Where does Alice work?", pool.submit(embed), DEFAULT_LIMITS)
+
+    assert context.keyword_seeds
