@@ -469,28 +469,13 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
 
 
-def count_statements(probe: Probe, limits) -> tuple[int, int]:
-    """(statements, BEGIN/COMMIT commands) one retrieval sends, counted at psycopg's cursor and
-    transaction level on this thread."""
-    import psycopg
+def count_round_trips(probe: Probe, limits) -> list[str]:
+    """The statements one retrieval sends from this thread, each a round trip."""
+    from sql_counting import counting_round_trips
 
-    statements, commands = [], []
-    original_execute, original_command = psycopg.Cursor.execute, psycopg.Connection._exec_command
-
-    def execute(self, query, params=None, **kwargs):
-        statements.append(query)
-        return original_execute(self, query, params, **kwargs)
-
-    def exec_command(self, command, result_format=psycopg.pq.Format.TEXT):
-        commands.append(command)
-        return (yield from original_command(self, command, result_format))
-
-    psycopg.Cursor.execute, psycopg.Connection._exec_command = execute, exec_command
-    try:
+    with counting_round_trips(this_thread_only=True) as counted:
         run_retrieval(probe, limits)
-    finally:
-        psycopg.Cursor.execute, psycopg.Connection._exec_command = original_execute, original_command
-    return len(statements), len(commands)
+    return counted.statements
 
 
 def recall(probes_: list[Probe], limits) -> dict[str, tuple[int, int]]:
@@ -578,10 +563,10 @@ def bench_size(admin: str, edges: int, args) -> None:
             for index, by_path in paths.items()
         )
     )
-    statements, commands = count_statements(questions[0], limits)
+    statements = count_round_trips(questions[0], limits)
     print(
-        f"  SQL round trips per retrieval: {statements} statements (set_config of the user transaction, "
-        f"keyword seeds, context) + {commands} transaction commands (BEGIN, COMMIT)"
+        f"  SQL round trips per retrieval: {len(statements)} "
+        "(BEGIN with the user, keyword seeds, context, COMMIT; the embedding runs beside them)"
     )
     checked = [p for p in questions if p.kind != "small"][: args.recall_queries]
     checked += [p for p in questions if p.kind == "small"][: max(5, args.recall_queries // 6)]
@@ -619,7 +604,7 @@ def describe(url: str) -> None:
 
 def main() -> int:
     args = parse_args()
-    sys.path.insert(0, str(ROOT / "layers" / "core"))
+    sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "tests")]  # the package; the SQL counter
     os.environ["GB_EMBEDDING_DIMENSIONS"] = str(args.dims)
     admin = admin_url(args.data_dir)
     from gligabao.memory.retrieval import DEFAULT_LIMITS

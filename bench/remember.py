@@ -118,7 +118,7 @@ def measure(anthropic, openai, facts: int, dataset: str) -> list[dict]:
     from gligabao.ai.embeddings import Embedder
     from gligabao.ai.llm import LLM
     from gligabao.memory.remember import TextToRemember, remember_text
-    from remember_helpers import counting_round_trips
+    from sql_counting import counting_round_trips
 
     figures = []
     for step, text in scenario(facts):

@@ -4,8 +4,6 @@ and the small tools the tests use (vectors at a chosen cosine, counting SQL stat
 from __future__ import annotations
 
 import math
-import threading
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -185,48 +183,6 @@ def alice_works_at_acme(
         created_at=T0 + timedelta(seconds=5),
     )
     return graph, {"artifact": artifact, "alice": alice, "acme": acme, "works_at": works}
-
-
-# --- counting the SQL statements of a piece of code ---------------------------------------------
-
-
-class StatementCounter:
-    """Counts what psycopg sends to the server from the current thread: every execute, and
-    the BEGIN/COMMIT of the transaction blocks, each a round trip."""
-
-    def __init__(self) -> None:
-        self.statements: list[str] = []
-        self.transaction_commands: list[str] = []
-        self._thread = threading.get_ident()
-
-    def _mine(self) -> bool:
-        return threading.get_ident() == self._thread
-
-
-@contextmanager
-def counting_statements():
-    counter = StatementCounter()
-    original_execute = psycopg.Cursor.execute
-    original_command = psycopg.Connection._exec_command
-
-    def execute(self, query, params=None, **kwargs):
-        if counter._mine():
-            counter.statements.append(query if isinstance(query, str) else str(query))
-        return original_execute(self, query, params, **kwargs)
-
-    def exec_command(self, command, result_format=psycopg.pq.Format.TEXT):  # a generator, as psycopg's
-        if counter._mine():
-            text = command.decode() if isinstance(command, bytes) else str(command)
-            counter.transaction_commands.append(text)
-        return (yield from original_command(self, command, result_format))
-
-    psycopg.Cursor.execute = execute
-    psycopg.Connection._exec_command = exec_command
-    try:
-        yield counter
-    finally:
-        psycopg.Cursor.execute = original_execute
-        psycopg.Connection._exec_command = original_command
 
 
 # --- asking ---------------------------------------------------------------------------------------

@@ -8,14 +8,10 @@ sentences inside <text>, relative years against <reference_time>; the resolution
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import re
-import threading
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -228,58 +224,6 @@ def call_handler(handler, body: dict | None = None, *, raw: str | None = None) -
 
 
 # --- counting SQL round trips: every statement, and every BEGIN/COMMIT/ROLLBACK
-
-
-@dataclass
-class RoundTrips:
-    count: int = 0
-    sql_seconds: float = 0.0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, seconds: float) -> None:
-        with self._lock:
-            self.count += 1
-            self.sql_seconds += seconds
-
-
-@contextlib.contextmanager
-def counting_round_trips() -> Iterator[RoundTrips]:
-    """Count the statements sent by psycopg in this process (cursor executes and transaction commands)."""
-    import psycopg
-    from psycopg._connection_base import BaseConnection
-
-    counter = RoundTrips()
-    original_execute, original_executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
-    original_command = BaseConnection._exec_command
-
-    def execute(self, *args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return original_execute(self, *args, **kwargs)
-        finally:
-            counter.add(time.perf_counter() - started)
-
-    def executemany(self, *args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return original_executemany(self, *args, **kwargs)
-        finally:
-            counter.add(time.perf_counter() - started)
-
-    def exec_command(self, *args, **kwargs):  # BEGIN, COMMIT, ROLLBACK (a generator, as the original)
-        started = time.perf_counter()
-        try:
-            return (yield from original_command(self, *args, **kwargs))
-        finally:
-            counter.add(time.perf_counter() - started)
-
-    psycopg.Cursor.execute, psycopg.Cursor.executemany = execute, executemany
-    BaseConnection._exec_command = exec_command
-    try:
-        yield counter
-    finally:
-        psycopg.Cursor.execute, psycopg.Cursor.executemany = original_execute, original_executemany
-        BaseConnection._exec_command = original_command
 
 
 def chain_text(facts: int, start: int = 0) -> str:

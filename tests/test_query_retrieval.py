@@ -13,12 +13,12 @@ from datetime import timedelta
 import pytest
 from gligabao.errors import NotFound
 from gligabao.memory.retrieval import DEFAULT_LIMITS, keyword_score, query_terms
+from sql_counting import counting_round_trips
 from query_helpers import (
     T0,
     Graph,
     at_cosine,
     basis,
-    counting_statements,
     retrieved,
 )
 
@@ -426,13 +426,12 @@ def test_the_whole_retrieval_takes_at_most_4_sql_round_trips(db):
     text = graph.text("a long text")
     graph.chunk(text, 0, "Alice joined Acme", "summary", embedding=near(0.9, away=3))
 
-    with counting_statements() as counted:
+    with counting_round_trips(this_thread_only=True) as counted:
         context = retrieved("Where does Alice work?", Q)
 
     assert context.edges and context.passages
-    # set_config of the user's transaction, the keyword statement, the context statement
-    assert len(counted.statements) <= 4, counted.statements
-    assert len(counted.statements) + len(counted.transaction_commands) <= 5
+    # BEGIN with the user, the keyword statement, the context statement, COMMIT
+    assert counted.count <= 4, counted.statements
 
 
 def test_the_question_is_embedded_while_the_keyword_search_runs(db, monkeypatch):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from gligabao.memory.remember import TextToRemember, remember_text
-from remember_helpers import chain_text, counting_round_trips, stages_called, use_rule_based_model
+from remember_helpers import chain_text, stages_called, use_rule_based_model
+from sql_counting import counting_round_trips
 
 
 def scenario(facts: int) -> list[tuple[str, str]]:

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
+from psycopg import sql
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from gligabao.config import settings
@@ -73,12 +75,19 @@ def connection() -> psycopg.Connection:
 def _connect() -> psycopg.Connection:
     try:
         conn = psycopg.connect(
-            database_url(), autocommit=True, row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT_SECONDS
+            database_url(), autocommit=True, row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT_SECONDS,
+            prepare_threshold=_prepare_threshold(),
         )
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailable("database unavailable") from exc
     _register_vector(conn)
     return conn
+
+
+def _prepare_threshold() -> int | None:
+    # Through RDS Proxy (on Lambda), server-side prepared statements would pin the client to one
+    # database connection for its whole life: psycopg then never prepares.
+    return None if os.environ.get("GB_DB_SECRET_ARN") else 5
 
 
 def _register_vector(conn: psycopg.Connection) -> None:
@@ -108,39 +117,43 @@ def reset() -> None:
 @contextmanager
 def user_transaction(user_id: str) -> Iterator[psycopg.Connection]:
     """A transaction scoped to one user: the user is set on it for row-level security."""
-    conn, transaction = _begin()
+    conn = _begin(user_id)
     try:
-        conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
         yield conn
     except BaseException as exc:
-        _end(conn, transaction, exc)
+        _finish(conn, b"ROLLBACK", exc)
         raise
-    _end(conn, transaction, None)
+    _finish(conn, b"COMMIT", None)
 
 
-def _begin() -> tuple[psycopg.Connection, psycopg.Transaction]:
-    """BEGIN on this thread's connection; a connection the server dropped while the container
-    was frozen (proxy idle timeout, failover) is replaced once, transparently."""
+def _begin(user_id: str) -> psycopg.Connection:
+    """BEGIN and the transaction's user in one round trip. A connection the server dropped while
+    the container was frozen (proxy idle timeout, failover) is replaced once, transparently."""
+    # Two statements in one message need the simple protocol, so the user id is bound by
+    # psycopg's own literal quoting (never by string formatting).
+    begin = sql.SQL("BEGIN; SELECT set_config('gligabao.user_id', {}, true)").format(sql.Literal(user_id))
     for attempt in range(2):
         conn = connection()
-        transaction = conn.transaction()
         try:
-            transaction.__enter__()
+            conn.execute(begin)
         except psycopg.OperationalError as exc:
             _local.conn = None
             if attempt or not (conn.broken or conn.closed):
                 raise DatabaseUnavailable("database unavailable") from exc
             continue
-        return conn, transaction
+        return conn
     raise AssertionError("unreachable")
 
 
-def _end(conn: psycopg.Connection, transaction: psycopg.Transaction, exc: BaseException | None) -> None:
+def _finish(conn: psycopg.Connection, command: bytes, exc: BaseException | None) -> None:
     try:
-        transaction.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
+        if not (conn.broken or conn.closed) and conn.info.transaction_status != TransactionStatus.IDLE:
+            conn.execute(command)
     except psycopg.OperationalError as failure:
         _local.conn = None
-        raise DatabaseUnavailable("database unavailable") from failure
+        if exc is None:
+            raise DatabaseUnavailable("database unavailable") from failure
+        return
     if isinstance(exc, psycopg.OperationalError) and (conn.broken or conn.closed):
         _local.conn = None
         raise DatabaseUnavailable("database unavailable") from exc
