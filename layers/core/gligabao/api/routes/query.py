@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.ai import clients
+from gligabao.api.invocation import deadline, request_id
 from gligabao.api.models import ErrorBody
 from gligabao.api.query_models import QueryRequest, QueryResponse
 from gligabao.config import settings
@@ -54,19 +54,8 @@ def post_query(request: Annotated[QueryRequest, Body()]) -> dict:
         session_id=request.session_id,
         reasoning=request.stage_reasoning,
         models=request.stage_models,
-        request_id=_request_id(),
-        deadline=_deadline(),
+        request_id=request_id(router),
+        deadline=deadline(router),
     )
     return query.answer(question, llm=llm, embedder=embedder)
 
-
-def _request_id() -> str | None:
-    event = router.current_event
-    return event.request_context.request_id if event is not None else None
-
-
-def _deadline() -> float | None:
-    """The Lambda's end, as a time.monotonic() instant (provider calls must end before it)."""
-    context = router.lambda_context
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    return time.monotonic() + remaining() / 1000 if remaining else None

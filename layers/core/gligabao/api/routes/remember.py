@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from gligabao.api.invocation import deadline, request_id
 from gligabao.api.remember_models import RememberRequest, RememberResponse
 from gligabao.errors import NotImplementedYet
 from gligabao.memory.remember import TextToRemember, remember_text
@@ -34,14 +34,8 @@ def remember(request: Annotated[RememberRequest, Body()]) -> RememberResponse:
             reasoning=request.reasoning,
             models=request.models,
         ),
-        request_id=router.current_event.request_context.request_id,
-        deadline=_deadline(),
+        request_id=request_id(router),
+        deadline=deadline(router),
     )
     return RememberResponse.model_validate(body)
 
-
-def _deadline() -> float | None:
-    """The Lambda's end as a time.monotonic() instant, for the model calls' timeouts."""
-    context = getattr(router, "lambda_context", None)
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    return time.monotonic() + remaining() / 1000 if callable(remaining) else None
