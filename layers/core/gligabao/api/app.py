@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import json
 from collections.abc import Callable
@@ -10,11 +12,14 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao import __version__
-from gligabao.errors import GbError, PayloadTooLarge
+from gligabao.errors import BadRequest, GbError, PayloadTooLarge
 
 API_TITLE = "gligabao"
 LambdaHandler = Callable[[dict, Any], dict]
@@ -44,13 +49,17 @@ def validation_message(errors: list[dict]) -> str:
 
 
 def create_app(*routers: APIGatewayHttpRouter, check_methods: bool = True) -> APIGatewayHttpResolver:
-    app = APIGatewayHttpResolver(enable_validation=True)
+    app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=strict_json_body)
     for router in routers:
         app.include_router(router)
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(exc: RequestValidationError) -> Response:
         return error_response(400, validation_message(exc.errors()))
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def _unsupported_content_type(exc: RequestUnsupportedContentType) -> Response:
+        return error_response(400, "body must be JSON (content-type application/json)")
 
     @app.exception_handler(GbError)
     def _known_error(exc: GbError) -> Response:
@@ -93,17 +102,68 @@ def create_handler(*routers: APIGatewayHttpRouter, max_body_bytes: int | None = 
 
     def handler(event: dict, context: Any) -> dict:
         if max_body_bytes is not None and _body_size(event) > max_body_bytes:
-            exc = PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes")
-            return {
-                "statusCode": exc.status,
-                "headers": {"Content-Type": content_types.APPLICATION_JSON},
-                "body": json.dumps({"error": exc.message}),
-                "isBase64Encoded": False,
-            }
-        return app.resolve(_json_whatever_the_content_type(event), context)
+            return _answer(PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes"))
+        try:
+            event = _json_whatever_the_content_type(_text_body(event))
+        except BadRequest as exc:
+            return _answer(exc)
+        return app.resolve(event, context)
 
     handler.app = app  # type: ignore[attr-defined]
     return handler
+
+
+def _answer(exc: GbError) -> dict:
+    """An error answered before routing, in the API Gateway payload 2.0 response format."""
+    return {
+        "statusCode": exc.status,
+        "headers": {"Content-Type": content_types.APPLICATION_JSON},
+        "body": json.dumps({"error": exc.message}),
+        "isBase64Encoded": False,
+    }
+
+
+def strict_json_body(text: str) -> Any:
+    """The JSON body; text PostgreSQL cannot store (NUL, unpaired surrogates) is a 400 naming
+    the field, rather than a 500 later."""
+    body = json.loads(text)
+    field = _unstorable_field(body, "body")
+    if field:
+        raise BadRequest(f"{field}: strings must not contain NUL characters or unpaired surrogates")
+    return body
+
+
+def _unstorable_field(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = key if path == "body" else f"{path}.{key}"
+            found = _unstorable_field(key, inner) or _unstorable_field(item, inner)
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _unstorable_field(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def _text_body(event: dict) -> dict:
+    """Every body of this API is JSON text: a base64-encoded one (API Gateway's choice for some
+    content types) is decoded here, and one that is not UTF-8 is a 400."""
+    if not event.get("isBase64Encoded") or not event.get("body"):
+        return event
+    try:
+        text = base64.b64decode(event["body"], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise BadRequest("body must be UTF-8 JSON") from None
+    return {**event, "body": text, "isBase64Encoded": False}
 
 
 def _json_whatever_the_content_type(event: dict) -> dict:
