@@ -18,15 +18,27 @@ class NoJsonObject(ValueError):
 
 
 def extract_json_object(text: str) -> dict:
-    """The reply itself if it is a JSON object, else the first object in a code fence, else in the text."""
+    """The reply itself if it is a JSON object, else the first object in a code fence, else in the text;
+    its strings cleaned of what no database or HTTP body can carry."""
     for candidate in (text.strip(), *(block.strip() for block in _FENCED.findall(text))):
         parsed = _loads_object(candidate)
         if parsed is not None:
-            return parsed
+            return _storable(parsed)
     parsed = _first_object_in(text)
     if parsed is None:
         raise NoJsonObject("no JSON object in the reply")
-    return parsed
+    return _storable(parsed)
+
+
+def _storable(value):
+    """NUL characters and unpaired surrogates (valid JSON escapes, not text) are dropped."""
+    if isinstance(value, str):
+        return value.replace("\x00", "").encode("utf-8", "ignore").decode("utf-8") if value else value
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    return value
 
 
 def _loads_object(candidate: str) -> dict | None:
