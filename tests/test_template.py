@@ -190,3 +190,12 @@ def test_the_migrations_run_at_deploy_time(template):
 
 def test_outputs(template):
     assert {"ApiUrl", "ProviderKeysSecretArn"} <= set(template["Outputs"])
+
+
+def test_the_api_is_never_open_callers_sign_with_iam(template):
+    (api,) = _resources(template, "AWS::Serverless::HttpApi").values()
+
+    assert api["Properties"]["Auth"] == {"EnableIamAuthorizer": True, "DefaultAuthorizer": "AWS_IAM"}
+    for function in _resources(template, "AWS::Serverless::Function").values():
+        for event in (function["Properties"].get("Events") or {}).values():
+            assert "Auth" not in event.get("Properties", {}), "no route opts out of IAM"
