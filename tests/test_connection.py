@@ -50,3 +50,24 @@ def test_an_unreachable_database_is_a_503_not_a_crash(database_url, monkeypatch)
         db_connection.reset()
     assert caught.value.status == 503
     assert "pw" not in caught.value.message
+
+
+def test_after_a_failed_connect_the_configuration_is_read_again(database_url, monkeypatch):
+    from gligabao import config
+
+    monkeypatch.setenv("DATABASE_URL", "postgresql://gb:old-password@127.0.0.1:9/x?connect_timeout=1")
+    config.reset_caches()
+    db_connection.reset()
+    try:
+        with pytest.raises(DatabaseUnavailable):
+            with user_transaction("u1"):
+                pass
+        monkeypatch.setenv("DATABASE_URL", database_url)  # e.g. the secret now holds a rotated password
+        config.reset_caches()
+
+        with user_transaction("u1") as conn:  # no reset of the connection module needed
+            assert conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}
+    finally:
+        monkeypatch.setenv("DATABASE_URL", database_url)
+        config.reset_caches()
+        db_connection.reset()

@@ -79,6 +79,7 @@ def _connect() -> psycopg.Connection:
             prepare_threshold=_prepare_threshold(),
         )
     except psycopg.OperationalError as exc:
+        _forget_url()  # the next attempt reads the configuration again (e.g. a rotated password)
         raise DatabaseUnavailable("database unavailable") from exc
     _register_vector(conn)
     return conn
@@ -108,8 +109,12 @@ def close() -> None:
 
 def reset() -> None:
     """Forget the resolved URL and this thread's connection (tests, configuration changes)."""
-    global _resolved_url
     close()
+    _forget_url()
+
+
+def _forget_url() -> None:
+    global _resolved_url
     with _url_lock:
         _resolved_url = None
 
