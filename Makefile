@@ -56,5 +56,12 @@ build: tools
 bench: install
 	$(BIN)/python bench/cold_start.py
 
+bench-remember: install
+	$(BIN)/python bench/remember.py
+
+# Builds 10k/100k/1M-edge datasets the first time (about 11 minutes for 1M on 2 cores), kept in var/bench-pgdata.
+bench-query: install
+	$(BIN)/python bench/query.py --sizes 10k,100k,1m --queries 300 --recall-queries 40
+
 clean:
 	rm -rf $(VENV) $(TOOLS) .aws-sam
