@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test pytest lint-template tools build migrate openapi bench clean
+.PHONY: install serve test pytest lint-template tools build migrate openapi bench bench-remember bench-query clean
 
 install: $(VENV)/.installed
 
