@@ -12,9 +12,10 @@ from datetime import timedelta
 
 import pytest
 from gligabao.errors import NotFound
-from gligabao.memory.retrieval import DEFAULT_LIMITS, keyword_score, query_terms
+from gligabao.memory.retrieval import DEFAULT_LIMITS, query_terms
 from sql_counting import counting_round_trips
 from query_helpers import (
+    keyword_score,
     T0,
     Graph,
     at_cosine,

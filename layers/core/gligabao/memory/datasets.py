@@ -28,10 +28,3 @@ def delete_dataset(user_id: str, name: str) -> None:
         if not dataset_rows.delete(conn, user_id, name):
             raise NotFound(f"dataset {name!r} not found")
 
-
-def require_dataset_id(conn, user_id: str, name: str) -> int:
-    """The id of an existing dataset of this user; 404 otherwise (every read endpoint)."""
-    dataset_id = dataset_rows.find_id(conn, user_id, name)
-    if dataset_id is None:
-        raise NotFound(f"dataset {name!r} not found")
-    return dataset_id

@@ -9,10 +9,7 @@ PROVIDERS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
 def health() -> dict:
-    keys = config.provider_keys()
-    configured = {name: key in keys for name, key in PROVIDERS.items()}
-    if config.settings().llm_provider == "bedrock":
-        configured["anthropic"] = True
+    configured = {"anthropic": config.llm_configured(), "openai": "OPENAI_API_KEY" in config.provider_keys()}
     return {
         "status": "ok",
         "version": __version__,

@@ -107,16 +107,6 @@ def name_prefix_keys(normalized_question: str) -> list[str]:
     return sorted(key for key in keys if not key[0].isspace())
 
 
-def keyword_score(name: str, description: str, terms: list[str], normalized_question: str) -> int:
-    """The seed's score of one entity, in Python (the SQL computes the same; tests compare them)."""
-    lowered_name, lowered_description = normalized_name(name), description.lower()
-    score = WHOLE_NAME_SCORE if lowered_name and lowered_name in normalized_question else 0
-    for term in terms:
-        score += TERM_IN_NAME_SCORE if term in lowered_name else 0
-        score += TERM_IN_DESCRIPTION_SCORE if term in lowered_description else 0
-    return score
-
-
 # --- what retrieval returns -------------------------------------------------------------
 
 
