@@ -221,6 +221,7 @@ ROW_NOISE = (0.4, 1.25)  # |row - centroid|: cosine 0.93 .. 0.62 with it; ~45% a
 def build(url: str, dims: int, plans: list[DatasetPlan], clusters: int, seed: int = 7) -> dict:
     """Fill the scratch database: schema, synthetic rows, indexes. Returns build timings."""
     import psycopg
+
     from gligabao.db.migrate import migrate
 
     rng = random.Random(seed)

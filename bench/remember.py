@@ -95,8 +95,9 @@ class scratch_database:
 
     def __exit__(self, *exc):
         import psycopg
-        from gligabao.db import connection
         from psycopg import sql
+
+        from gligabao.db import connection
 
         connection.reset()
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
@@ -115,10 +116,11 @@ def scenario(facts: int) -> list[tuple[str, str]]:
 
 def measure(anthropic, openai, facts: int, dataset: str) -> list[dict]:
     """The figures of each remember of the scenario, in a new dataset."""
+    from sql_counting import counting_round_trips
+
     from gligabao.ai.embeddings import Embedder
     from gligabao.ai.llm import LLM
     from gligabao.memory.remember import TextToRemember, remember_text
-    from sql_counting import counting_round_trips
 
     figures = []
     for step, text in scenario(facts):

@@ -14,8 +14,16 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 ROOT = Path(__file__).resolve().parent.parent
 
 # Provider keys and endpoints of the developer's shell must never reach a test.
-for _name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GB_SECRETS_ARN",
-              "GB_DB_SECRET_ARN", "GB_LLM_MODEL", "GB_GEO"):
+for _name in (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "GB_SECRETS_ARN",
+    "GB_DB_SECRET_ARN",
+    "GB_LLM_MODEL",
+    "GB_GEO",
+):
     os.environ.pop(_name, None)
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ["POWERTOOLS_SERVICE_NAME"] = "gligabao"

@@ -11,9 +11,17 @@ def add_dataset(conn: psycopg.Connection, user_id: str, name: str = "main") -> i
     ).fetchone()[0]
 
 
-def add_artifact(conn: psycopg.Connection, dataset_id: int, text: str = "Alice works at Acme.", *,
-                 kind: str = "text", parent_id: int | None = None, chunk_index: int | None = None,
-                 session_id: str | None = None, embedding=None) -> int:
+def add_artifact(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    text: str = "Alice works at Acme.",
+    *,
+    kind: str = "text",
+    parent_id: int | None = None,
+    chunk_index: int | None = None,
+    session_id: str | None = None,
+    embedding=None,
+) -> int:
     return conn.execute(
         """INSERT INTO gb_artifacts (dataset_id, kind, text, parent_id, chunk_index, session_id, embedding)
            VALUES (%s, %s, %s, %s, %s, %s, %s::vector) RETURNING id""",
@@ -21,8 +29,9 @@ def add_artifact(conn: psycopg.Connection, dataset_id: int, text: str = "Alice w
     ).fetchone()[0]
 
 
-def add_entity(conn: psycopg.Connection, dataset_id: int, name: str, type_: str = "person", *,
-               embedding=None) -> int:
+def add_entity(
+    conn: psycopg.Connection, dataset_id: int, name: str, type_: str = "person", *, embedding=None
+) -> int:
     return conn.execute(
         """INSERT INTO gb_entities (dataset_id, name, normalized_name, type, embedding)
            VALUES (%s, %s, %s, %s, %s::vector) RETURNING id""",
@@ -30,8 +39,17 @@ def add_entity(conn: psycopg.Connection, dataset_id: int, name: str, type_: str 
     ).fetchone()[0]
 
 
-def add_edge(conn: psycopg.Connection, dataset_id: int, source_id: int, target_id: int, relation: str, *,
-             artifact_id: int | None = None, expired: bool = False, embedding=None) -> int:
+def add_edge(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    source_id: int,
+    target_id: int,
+    relation: str,
+    *,
+    artifact_id: int | None = None,
+    expired: bool = False,
+    embedding=None,
+) -> int:
     return conn.execute(
         """INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, artifact_id, expired_at, embedding)
            VALUES (%s, %s, %s, %s, %s, CASE WHEN %s THEN now() END, %s::vector) RETURNING id""",

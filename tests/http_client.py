@@ -23,11 +23,22 @@ class LocalApiClient:
     def __init__(self, base_url: str):
         self.base_url = base_url
 
-    def request(self, method: str, path: str, body=None, *, raw: bytes | None = None,
-                headers: dict[str, str] | None = None) -> Reply:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body=None,
+        *,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        request = urllib.request.Request(self.base_url + path, data=data, method=method,
-                                         headers={"content-type": "application/json", **(headers or {})})
+        request = urllib.request.Request(
+            self.base_url + path,
+            data=data,
+            method=method,
+            headers={"content-type": "application/json", **(headers or {})},
+        )
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
                 return Reply(response.status, dict(response.headers.items()), response.read())

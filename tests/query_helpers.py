@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 from fakes.openai_server import DEFAULT_DIMENSIONS, hashed_bag_of_words
+
 from gligabao.memory.names import normalized_name
 from gligabao.memory.retrieval import TERM_IN_DESCRIPTION_SCORE, TERM_IN_NAME_SCORE, WHOLE_NAME_SCORE
 

@@ -47,6 +47,8 @@ def test_a_reply_without_an_object_raises(text):
 
 
 def test_nul_characters_and_unpaired_surrogates_are_dropped_from_the_reply():
-    parsed = extract_json_object('{"name": "Al\\ud800ice\\u0000", "items": [{"k\\ud800": "v\\u0000"}], "n": 1}')
+    parsed = extract_json_object(
+        '{"name": "Al\\ud800ice\\u0000", "items": [{"k\\ud800": "v\\u0000"}], "n": 1}'
+    )
 
     assert parsed == {"name": "Alice", "items": [{"k": "v"}], "n": 1}

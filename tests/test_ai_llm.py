@@ -194,7 +194,9 @@ def test_a_server_error_after_the_sdk_retries_is_a_502_and_is_recorded(fake_anth
     with pytest.raises(ProviderError, match="HTTP 500") as raised:
         complete(call)
     assert raised.value.status == 502
-    assert raised.value.__cause__ is None and raised.value.__suppress_context__  # the SDK error quotes the reply
+    assert (
+        raised.value.__cause__ is None and raised.value.__suppress_context__
+    )  # the SDK error quotes the reply
     assert len(fake_anthropic.requests) == 3  # the first try and the SDK's two retries
     [inference] = call.inferences
     assert inference.ok is False
@@ -263,8 +265,12 @@ def test_error_messages_never_hold_the_key_or_the_prompt(fake_anthropic, call, r
 
 
 def test_tokens_and_cost_are_recorded(fake_anthropic, call):
-    usage = {"input_tokens": 1000, "cache_read_input_tokens": 200, "cache_creation_input_tokens": 300,
-             "output_tokens": 500}
+    usage = {
+        "input_tokens": 1000,
+        "cache_read_input_tokens": 200,
+        "cache_creation_input_tokens": 300,
+        "output_tokens": 500,
+    }
     fake_anthropic.queue(Reply(data=ALICE_AT_ACME, usage=usage))
     complete(call, "extract")
     [inference] = call.inferences
@@ -318,11 +324,36 @@ def test_inferences_are_saved_to_gb_inferences(fake_anthropic, call, db):
     ).fetchall()
     first, second = call.inferences
     assert rows == [
-        ("u1", "remember", "extract", "claude-haiku-5-5", "low", first.input_tokens, first.output_tokens,
-         first.thinking_tokens, pytest.approx(first.cost_usd), "a", "req-1", True, None),
-        ("u1", "remember", "resolve", "claude-haiku-5-5", "none", second.input_tokens, second.output_tokens,
-         None, pytest.approx(second.cost_usd), "a", "req-1", False,
-         "LLM reply of stage resolve was not JSON"),
+        (
+            "u1",
+            "remember",
+            "extract",
+            "claude-haiku-5-5",
+            "low",
+            first.input_tokens,
+            first.output_tokens,
+            first.thinking_tokens,
+            pytest.approx(first.cost_usd),
+            "a",
+            "req-1",
+            True,
+            None,
+        ),
+        (
+            "u1",
+            "remember",
+            "resolve",
+            "claude-haiku-5-5",
+            "none",
+            second.input_tokens,
+            second.output_tokens,
+            None,
+            pytest.approx(second.cost_usd),
+            "a",
+            "req-1",
+            False,
+            "LLM reply of stage resolve was not JSON",
+        ),
     ]
     assert first.thinking_tokens > 0
     assert call.saved == 2

@@ -1,7 +1,6 @@
 """Bad input gets a clear 4xx and changes nothing: never a 500, never a stack trace."""
 
 import pytest
-
 from conftest import count_rows
 
 BAD_BODIES = [
@@ -24,7 +23,9 @@ BAD_BODIES = [
 
 @pytest.mark.parametrize("path", ["/v1/gb/remember", "/v1/gb/query"])
 @pytest.mark.parametrize(("raw", "content_type"), BAD_BODIES)
-def test_a_bad_body_is_a_400_that_stores_nothing(api, db, fake_anthropic, fake_openai, path, raw, content_type):
+def test_a_bad_body_is_a_400_that_stores_nothing(
+    api, db, fake_anthropic, fake_openai, path, raw, content_type
+):
     reply = api.post(path, raw=raw, headers={"content-type": content_type})
 
     assert reply.status == 400, reply.raw

@@ -104,7 +104,7 @@ def test_cached_value_expires_after_max_age(secretsmanager, monkeypatch):
 
     store = DEFAULT_PROVIDERS["secrets"].store
     assert len(store) == 1, "the secret value is cached by the Powertools provider"
-    (key, item), = store.items()
+    ((key, item),) = store.items()
     # cached for SECRETS_CACHE_SECONDS
     expected = before + timedelta(seconds=config.SECRETS_CACHE_SECONDS)
     assert abs((item.ttl - expected).total_seconds()) < 5
@@ -206,7 +206,7 @@ def test_no_keys_anywhere_is_not_a_crash(monkeypatch):
 
     assert config.provider_keys() == {}
     assert not config.llm_configured()
-    with pytest.raises(NotConfigured, match="^LLM not configured: ANTHROPIC_API_KEY is not set$"):
+    with pytest.raises(NotConfigured, match=r"^LLM not configured: ANTHROPIC_API_KEY is not set$"):
         config.require_key("ANTHROPIC_API_KEY")
 
 

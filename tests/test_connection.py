@@ -1,5 +1,6 @@
 """One connection per container, reused across invocations and re-opened after a failure."""
 
+import psycopg
 import pytest
 
 from gligabao.db import connection as db_connection
@@ -25,10 +26,9 @@ def test_a_connection_the_server_dropped_is_reopened_transparently(db):
 
 
 def test_a_failed_statement_rolls_back_and_leaves_the_connection_usable(db):
-    with pytest.raises(Exception):
-        with user_transaction("u1") as conn:
-            conn.execute("INSERT INTO gb_datasets (user_id, name) VALUES ('u1', 'kept')")
-            conn.execute("SELECT * FROM no_such_table")
+    with pytest.raises(psycopg.errors.UndefinedTable), user_transaction("u1") as conn:
+        conn.execute("INSERT INTO gb_datasets (user_id, name) VALUES ('u1', 'kept')")
+        conn.execute("SELECT * FROM no_such_table")
 
     with user_transaction("u1") as conn:
         assert conn.execute("SELECT count(*) AS n FROM gb_datasets").fetchone() == {"n": 0}
@@ -41,9 +41,8 @@ def test_an_unreachable_database_is_a_503_not_a_crash(database_url, monkeypatch)
     config.reset_caches()
     db_connection.reset()
     try:
-        with pytest.raises(DatabaseUnavailable) as caught:
-            with user_transaction("u1"):
-                pass
+        with pytest.raises(DatabaseUnavailable) as caught, user_transaction("u1"):
+            pass
     finally:
         monkeypatch.setenv("DATABASE_URL", database_url)
         config.reset_caches()
@@ -59,9 +58,8 @@ def test_after_a_failed_connect_the_configuration_is_read_again(database_url, mo
     config.reset_caches()
     db_connection.reset()
     try:
-        with pytest.raises(DatabaseUnavailable):
-            with user_transaction("u1"):
-                pass
+        with pytest.raises(DatabaseUnavailable), user_transaction("u1"):
+            pass
         monkeypatch.setenv("DATABASE_URL", database_url)  # e.g. the secret now holds a rotated password
         config.reset_caches()
 

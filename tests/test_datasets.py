@@ -26,9 +26,17 @@ def test_datasets_lists_names_and_counts_of_artifacts_entities_and_live_edges(ap
     assert reply.status == 200
     listed = reply.json["datasets"]
     assert [d["name"] for d in listed] == ["main", "notes"]
-    assert {k: listed[0][k] for k in ("artifacts", "entities", "edges")} == {"artifacts": 1, "entities": 2, "edges": 1}
+    assert {k: listed[0][k] for k in ("artifacts", "entities", "edges")} == {
+        "artifacts": 1,
+        "entities": 2,
+        "edges": 1,
+    }
     assert listed[0]["created_at"].endswith("Z")
-    assert {k: listed[1][k] for k in ("artifacts", "entities", "edges")} == {"artifacts": 0, "entities": 0, "edges": 0}
+    assert {k: listed[1][k] for k in ("artifacts", "entities", "edges")} == {
+        "artifacts": 0,
+        "entities": 0,
+        "edges": 0,
+    }
 
 
 def test_datasets_of_another_user_are_never_listed(api, db):
@@ -54,7 +62,9 @@ def test_delete_dataset_removes_everything_in_it_vectors_included(api, db):
     assert reply.json == {"dataset": "main", "deleted": True}
     assert [d["name"] for d in api.get("/v1/gb/datasets?user_id=u1").json["datasets"]] == ["kept"]
     for table in ("gb_artifacts", "gb_entities", "gb_edges"):
-        remaining = db.execute(f"SELECT count(*), count(*) FILTER (WHERE dataset_id = %s) FROM {table}", [kept]).fetchone()
+        remaining = db.execute(
+            f"SELECT count(*), count(*) FILTER (WHERE dataset_id = %s) FROM {table}", [kept]
+        ).fetchone()
         assert remaining[0] == remaining[1], table
     assert count_rows(db, "gb_entity_sessions") == 1
     assert count_rows(db, "gb_entity_artifacts") == 1

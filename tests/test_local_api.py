@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from conftest import ROOT
+
 from gligabao.local.server import LocalApi, build_event, decode_result
 from gligabao.local.template_routes import routes_from_template
 
@@ -32,8 +32,16 @@ def test_event_is_an_http_api_payload_2_0():
     api = LocalApi(ROOT / "template.yaml")
     route, params = api.find_route("GET", "/v1/gb/datasets/main")
 
-    event = build_event(route, params, "GET", "/v1/gb/datasets/main", "user_id=u1&x=1&x=2",
-                        {"Content-Type": "application/json", "Cookie": "a=1; b=2"}, b'{"k": 1}', "127.0.0.1")
+    event = build_event(
+        route,
+        params,
+        "GET",
+        "/v1/gb/datasets/main",
+        "user_id=u1&x=1&x=2",
+        {"Content-Type": "application/json", "Cookie": "a=1; b=2"},
+        b'{"k": 1}',
+        "127.0.0.1",
+    )
 
     assert event["version"] == "2.0"
     assert event["routeKey"] == f"{route.method} {route.path}"
@@ -50,8 +58,16 @@ def test_binary_bodies_are_base64_encoded_in_the_event():
     api = LocalApi(ROOT / "template.yaml")
     route, params = api.find_route("POST", "/v1/gb/remember")
 
-    event = build_event(route, params, "POST", "/v1/gb/remember", "", {"content-type": "image/png"},
-                        b"\x89PNG\xff", "127.0.0.1")
+    event = build_event(
+        route,
+        params,
+        "POST",
+        "/v1/gb/remember",
+        "",
+        {"content-type": "image/png"},
+        b"\x89PNG\xff",
+        "127.0.0.1",
+    )
 
     assert event["isBase64Encoded"] is True and event["body"] == "iVBOR/8="
 
@@ -67,12 +83,15 @@ def test_unknown_route_is_404_with_an_error_body(api):
     assert reply.json == {"error": "not found"}
 
 
-@pytest.mark.parametrize(("method", "path"), [
-    ("POST", "/v1/gb/datasets?user_id=u1"),
-    ("GET", "/v1/gb/remember"),
-    ("PUT", "/v1/gb/artifacts/3"),
-    ("POST", "/v1/gb/health"),
-])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1/gb/datasets?user_id=u1"),
+        ("GET", "/v1/gb/remember"),
+        ("PUT", "/v1/gb/artifacts/3"),
+        ("POST", "/v1/gb/health"),
+    ],
+)
 def test_wrong_method_is_405(api, method, path):
     reply = api.request(method, path)
 
@@ -80,11 +99,14 @@ def test_wrong_method_is_405(api, method, path):
     assert "not allowed" in reply.json["error"]
 
 
-@pytest.mark.parametrize(("method", "path", "feature"), [
-    ("GET", "/v1/gb/graph?user_id=u1", "graph"),
-    ("GET", "/v1/gb/sessions/s1?user_id=u1", "sessions"),
-    ("DELETE", "/v1/gb/edges/1?user_id=u1", "forget"),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "feature"),
+    [
+        ("GET", "/v1/gb/graph?user_id=u1", "graph"),
+        ("GET", "/v1/gb/sessions/s1?user_id=u1", "sessions"),
+        ("DELETE", "/v1/gb/edges/1?user_id=u1", "forget"),
+    ],
+)
 def test_features_not_built_yet_answer_501(api, method, path, feature):
     reply = api.request(method, path)
 
@@ -98,8 +120,13 @@ def test_openapi_document_is_served_and_lists_every_route(api):
     assert reply.status == 200
     document = reply.json
     assert document["info"]["title"] == "gligabao"
-    for path in ("/v1/gb/remember", "/v1/gb/query", "/v1/gb/datasets", "/v1/gb/datasets/{dataset}",
-                 "/v1/gb/health"):
+    for path in (
+        "/v1/gb/remember",
+        "/v1/gb/query",
+        "/v1/gb/datasets",
+        "/v1/gb/datasets/{dataset}",
+        "/v1/gb/health",
+    ):
         assert path in document["paths"], path
     assert "delete" in document["paths"]["/v1/gb/datasets/{dataset}"]
     assert "/v1/gb/graph" not in document["paths"]  # documented when it is built, not before
@@ -164,8 +191,11 @@ def test_the_access_log_prints_the_path_without_the_query_string(capsys):
 
 def test_a_json_body_sent_as_a_form_is_read_as_json(api, fake_anthropic, fake_openai):
     # `curl -d '{...}'` sends application/x-www-form-urlencoded
-    reply = api.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"},
-                     headers={"content-type": "application/x-www-form-urlencoded"})
+    reply = api.post(
+        "/v1/gb/query",
+        {"user_id": "u1", "query": "Where does Alice work?"},
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
 
     assert reply.status == 404  # read as JSON: the user has no dataset, not "user_id is required"
     assert reply.json == {"error": "dataset 'main' not found"}

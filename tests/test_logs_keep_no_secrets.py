@@ -9,8 +9,11 @@ TEXT = f"Alice works at Acme. Her key is {KEY_LIKE}."
 def test_a_remember_carrying_a_key_logs_neither_the_key_nor_the_text(api, capfd, fake_anthropic, fake_openai):
     use_rule_based_model(fake_anthropic)
 
-    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT, "session_id": "s1"},
-                     headers={"authorization": f"Bearer {KEY_LIKE}"})
+    reply = api.post(
+        "/v1/gb/remember",
+        {"user_id": "u1", "text": TEXT, "session_id": "s1"},
+        headers={"authorization": f"Bearer {KEY_LIKE}"},
+    )
 
     assert reply.status == 200
     logged = "".join(capfd.readouterr())

@@ -2,10 +2,10 @@
 
 import psycopg
 import pytest
+from graph_rows import add_artifact, add_dataset, add_edge, add_entity
 
 from gligabao.db.connection import connection
 from gligabao.db.migrate import available_migrations, migrate
-from graph_rows import add_artifact, add_dataset, add_edge, add_entity
 
 
 def test_migrations_are_versioned_and_applying_them_again_changes_nothing(db):
@@ -19,18 +19,30 @@ def test_migrations_are_versioned_and_applying_them_again_changes_nothing(db):
 def test_every_table_of_the_spec_exists(db):
     tables = {row[0] for row in db.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'gb\\_%'")}
 
-    assert {"gb_datasets", "gb_artifacts", "gb_entities", "gb_edges", "gb_entity_artifacts", "gb_edge_artifacts",
-            "gb_entity_sessions", "gb_edge_sessions", "gb_image_artifacts", "gb_inferences",
-            "gb_trajectories"} <= tables
+    assert {
+        "gb_datasets",
+        "gb_artifacts",
+        "gb_entities",
+        "gb_edges",
+        "gb_entity_artifacts",
+        "gb_edge_artifacts",
+        "gb_entity_sessions",
+        "gb_edge_sessions",
+        "gb_image_artifacts",
+        "gb_inferences",
+        "gb_trajectories",
+    } <= tables
 
 
 def test_the_four_vector_columns_have_hnsw_cosine_indexes(db):
     indexes = {row[0] for row in db.execute("SELECT indexdef FROM pg_indexes WHERE indexdef LIKE '%hnsw%'")}
 
-    for column in ("gb_entities USING hnsw (embedding vector_cosine_ops)",
-                   "gb_edges USING hnsw (embedding vector_cosine_ops)",
-                   "gb_artifacts USING hnsw (embedding vector_cosine_ops)",
-                   "gb_artifacts USING hnsw (summary_embedding vector_cosine_ops)"):
+    for column in (
+        "gb_entities USING hnsw (embedding vector_cosine_ops)",
+        "gb_edges USING hnsw (embedding vector_cosine_ops)",
+        "gb_artifacts USING hnsw (embedding vector_cosine_ops)",
+        "gb_artifacts USING hnsw (summary_embedding vector_cosine_ops)",
+    ):
         assert any(column in index for index in indexes), column
 
 
@@ -61,8 +73,13 @@ def test_deleting_an_entity_deletes_its_edges_links_and_vectors(db):
 
     db.execute("DELETE FROM gb_entities WHERE id = %s", [alice])
 
-    for table in ("gb_edges", "gb_entity_artifacts", "gb_edge_artifacts", "gb_entity_sessions",
-                  "gb_edge_sessions"):
+    for table in (
+        "gb_edges",
+        "gb_entity_artifacts",
+        "gb_edge_artifacts",
+        "gb_entity_sessions",
+        "gb_edge_sessions",
+    ):
         assert db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
     assert db.execute("SELECT count(*) FROM gb_artifacts").fetchone()[0] == 1
 
@@ -79,6 +96,10 @@ def test_every_transaction_is_scoped_to_its_user(db):
     from gligabao.db.connection import user_transaction
 
     with user_transaction("u1") as conn:
-        assert conn.execute("SELECT current_setting('gligabao.user_id')").fetchone() == {"current_setting": "u1"}
+        assert conn.execute("SELECT current_setting('gligabao.user_id')").fetchone() == {
+            "current_setting": "u1"
+        }
     with user_transaction("u2") as conn:
-        assert conn.execute("SELECT current_setting('gligabao.user_id')").fetchone() == {"current_setting": "u2"}
+        assert conn.execute("SELECT current_setting('gligabao.user_id')").fetchone() == {
+            "current_setting": "u2"
+        }

@@ -18,8 +18,18 @@ OPENAI_KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 BEARER = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 
 EVENT_FIELDS = {
-    "event", "request_id", "user_id", "dataset", "session_id", "duration_ms", "status", "counts",
-    "input_tokens", "output_tokens", "cost_usd", "error",
+    "event",
+    "request_id",
+    "user_id",
+    "dataset",
+    "session_id",
+    "duration_ms",
+    "status",
+    "counts",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "error",
 }
 # What Powertools Logger adds to every line by itself.
 POWERTOOLS_FIELDS = {"level", "location", "message", "timestamp", "service", "sampling_rate", "xray_trace_id"}
@@ -51,11 +61,32 @@ def _lines(capsys) -> tuple[list[dict], list[dict]]:
 
 def _call_with_two_inferences() -> CallContext:
     call = CallContext(user_id="alice", type="remember", session_id="s-1", request_id="req-1")
-    call.record(Inference(stage="extract", model="claude-haiku-5-5", reasoning="none", input_tokens=1200,
-                          output_tokens=300, thinking_tokens=None, cost_usd=0.0024, duration_ms=800, ok=True))
-    call.record(Inference(stage="embed", model="text-embedding-3-small", reasoning=None, input_tokens=80,
-                          output_tokens=None, thinking_tokens=None, cost_usd=0.0000016, duration_ms=90,
-                          ok=True))
+    call.record(
+        Inference(
+            stage="extract",
+            model="claude-haiku-5-5",
+            reasoning="none",
+            input_tokens=1200,
+            output_tokens=300,
+            thinking_tokens=None,
+            cost_usd=0.0024,
+            duration_ms=800,
+            ok=True,
+        )
+    )
+    call.record(
+        Inference(
+            stage="embed",
+            model="text-embedding-3-small",
+            reasoning=None,
+            input_tokens=80,
+            output_tokens=None,
+            thinking_tokens=None,
+            cost_usd=0.0000016,
+            duration_ms=90,
+            ok=True,
+        )
+    )
     return call
 
 
@@ -74,10 +105,17 @@ def _value(doc: dict, name: str) -> float:
 
 def test_remember_ok_event_emits_one_log_line_and_one_emf_document(capsys):
     capsys.readouterr()
-    emit_event("remember.ok", request_id="req-1", user_id="alice", dataset="default", session_id="s-1",
-               duration_ms=1234.5, status=200,
-               counts={"entities_created": 3, "edges_created": 2, "edges_superseded": 1},
-               call=_call_with_two_inferences())
+    emit_event(
+        "remember.ok",
+        request_id="req-1",
+        user_id="alice",
+        dataset="default",
+        session_id="s-1",
+        duration_ms=1234.5,
+        status=200,
+        counts={"entities_created": 3, "edges_created": 2, "edges_superseded": 1},
+        call=_call_with_two_inferences(),
+    )
     emf, logs = _lines(capsys)
     assert len(emf) == 1 and len(logs) == 1
 
@@ -126,8 +164,16 @@ def test_remember_ok_event_emits_one_log_line_and_one_emf_document(capsys):
 
 def test_error_event_counts_one_error_and_zero_for_absent_counts(capsys):
     capsys.readouterr()
-    emit_event("query.error", request_id="req-2", user_id="bob", dataset="work", session_id=None,
-               duration_ms=37, status=502, error="ProviderError: reply cut at max_tokens")
+    emit_event(
+        "query.error",
+        request_id="req-2",
+        user_id="bob",
+        dataset="work",
+        session_id=None,
+        duration_ms=37,
+        status=502,
+        error="ProviderError: reply cut at max_tokens",
+    )
     emf, logs = _lines(capsys)
     assert len(emf) == 1 and len(logs) == 1
 
@@ -136,8 +182,14 @@ def test_error_event_counts_one_error_and_zero_for_absent_counts(capsys):
     assert _metric_definitions(doc) == METRIC_UNITS
     assert _value(doc, "Errors") == 1
     assert _value(doc, "Latency") == 37
-    for name in ("InputTokens", "OutputTokens", "CostUSD", "EntitiesCreated", "EdgesCreated",
-                 "EdgesSuperseded"):
+    for name in (
+        "InputTokens",
+        "OutputTokens",
+        "CostUSD",
+        "EntitiesCreated",
+        "EdgesCreated",
+        "EdgesSuperseded",
+    ):
         assert _value(doc, name) == 0, name
 
     line = logs[0]
@@ -154,8 +206,16 @@ def test_error_event_counts_one_error_and_zero_for_absent_counts(capsys):
 
 def test_client_error_is_a_warning_and_still_counts_as_error(capsys):
     capsys.readouterr()
-    emit_event("remember.error", request_id="req-3", user_id="carol", dataset="default", session_id="s",
-               duration_ms=2.0, status=400, error="BadRequest: text is empty")
+    emit_event(
+        "remember.error",
+        request_id="req-3",
+        user_id="carol",
+        dataset="default",
+        session_id="s",
+        duration_ms=2.0,
+        status=400,
+        error="BadRequest: text is empty",
+    )
     emf, logs = _lines(capsys)
     assert logs[0]["level"] == "WARNING" and logs[0]["status"] == 400
     assert _value(emf[0], "Errors") == 1
@@ -164,12 +224,23 @@ def test_client_error_is_a_warning_and_still_counts_as_error(capsys):
 
 def test_dimensions_and_values_do_not_leak_between_events(capsys):
     capsys.readouterr()
-    emit_event("remember.ok", request_id="a", user_id="u", dataset="d", session_id=None, duration_ms=10,
-               status=200, counts={"entities_created": 5}, call=_call_with_two_inferences())
-    emit_event("query.ok", request_id="b", user_id="u", dataset="d", session_id=None, duration_ms=20,
-               status=200)
-    emit_event("forget.ok", request_id="c", user_id="u", dataset="d", session_id=None, duration_ms=30,
-               status=200)
+    emit_event(
+        "remember.ok",
+        request_id="a",
+        user_id="u",
+        dataset="d",
+        session_id=None,
+        duration_ms=10,
+        status=200,
+        counts={"entities_created": 5},
+        call=_call_with_two_inferences(),
+    )
+    emit_event(
+        "query.ok", request_id="b", user_id="u", dataset="d", session_id=None, duration_ms=20, status=200
+    )
+    emit_event(
+        "forget.ok", request_id="c", user_id="u", dataset="d", session_id=None, duration_ms=30, status=200
+    )
     emf, logs = _lines(capsys)
     assert [d["Operation"] for d in emf] == ["remember", "query", "forget"]
     assert [line["event"] for line in logs] == ["remember.ok", "query.ok", "forget.ok"]
@@ -209,12 +280,18 @@ def test_key_in_message_and_extra_field_never_printed(capsys):
     log = get_logger()
     log.info(f"calling provider with {ANTHROPIC_KEY}")
     log.info("openai key %s in args", OPENAI_KEY)
-    log.warning("extra fields", extra={"detail": f"x-api-key: {ANTHROPIC_KEY}",
-                                       "anthropic_api_key": ANTHROPIC_KEY,
-                                       "headers": {"Authorization": f"Bearer {BEARER}"},
-                                       "note": f"got header Authorization: Bearer {BEARER}",
-                                       "nested": [{"value": OPENAI_KEY}], "password": "hunter2",
-                                       "dsn": "postgresql://gb:s3cretpw@db.example.com:5432/gligabao"})
+    log.warning(
+        "extra fields",
+        extra={
+            "detail": f"x-api-key: {ANTHROPIC_KEY}",
+            "anthropic_api_key": ANTHROPIC_KEY,
+            "headers": {"Authorization": f"Bearer {BEARER}"},
+            "note": f"got header Authorization: Bearer {BEARER}",
+            "nested": [{"value": OPENAI_KEY}],
+            "password": "hunter2",
+            "dsn": "postgresql://gb:s3cretpw@db.example.com:5432/gligabao",
+        },
+    )
     log.info({"message_as_dict": ANTHROPIC_KEY, "db_password": "hunter2"})
     out = capsys.readouterr().out
     for secret in (ANTHROPIC_KEY, OPENAI_KEY, BEARER, "hunter2", "s3cretpw", "Zx9Qw8Er7Ty6"):
@@ -250,8 +327,16 @@ def test_key_in_exception_and_child_logger_never_printed(capsys):
 
 def test_key_in_event_error_never_printed(capsys):
     capsys.readouterr()
-    emit_event("query.error", request_id="r", user_id="u", dataset="d", session_id=None, duration_ms=5,
-               status=502, error=f"AuthenticationError: invalid key {ANTHROPIC_KEY}")
+    emit_event(
+        "query.error",
+        request_id="r",
+        user_id="u",
+        dataset="d",
+        session_id=None,
+        duration_ms=5,
+        status=502,
+        error=f"AuthenticationError: invalid key {ANTHROPIC_KEY}",
+    )
     out = capsys.readouterr().out
     assert ANTHROPIC_KEY not in out
     (line,) = [json.loads(x) for x in out.splitlines() if "_aws" not in x]
@@ -259,12 +344,19 @@ def test_key_in_event_error_never_printed(capsys):
 
 
 def test_redaction_leaves_ordinary_text_alone():
-    for text in ("risk-assessment-for-the-whole-project-plan", "task-0123456789abcdefghij",
-                 "input_tokens: 120 max_tokens=4096", "remember.ok",
-                 "secret not found: arn:aws:secretsmanager:us-east-1:123456789012:secret:gb-keys-AbCdEf"):
+    for text in (
+        "risk-assessment-for-the-whole-project-plan",
+        "task-0123456789abcdefghij",
+        "input_tokens: 120 max_tokens=4096",
+        "remember.ok",
+        "secret not found: arn:aws:secretsmanager:us-east-1:123456789012:secret:gb-keys-AbCdEf",
+    ):
         assert redact_text(text) == text
     assert redact({"input_tokens": 5, "output_tokens": 2, "secrets_arn": "arn:aws:x"}) == {
-        "input_tokens": 5, "output_tokens": 2, "secrets_arn": "arn:aws:x"}
+        "input_tokens": 5,
+        "output_tokens": 2,
+        "secrets_arn": "arn:aws:x",
+    }
 
 
 def test_redaction_is_idempotent():

@@ -7,8 +7,9 @@ import json
 from datetime import UTC, datetime
 
 from conftest import GB_TABLES, count_rows
-from gligabao.memory.query import NO_CONTEXT_ANSWER
 from query_helpers import T0, Graph, alice_works_at_acme, ask, prompt_sent, reply_citing
+
+from gligabao.memory.query import NO_CONTEXT_ANSWER
 
 
 def events(stdout: str) -> list[dict]:

@@ -49,7 +49,7 @@ def test_the_seed_example_alice_works_at_acme(api, db, fake_anthropic, fake_open
 
 
 def test_ids_that_were_not_in_the_context_are_dropped(api, db, fake_anthropic, fake_openai):
-    graph, ids = alice_works_at_acme(db)
+    _graph, ids = alice_works_at_acme(db)
     elsewhere = Graph(db, "u2")
     bob = elsewhere.entity("Bob")
     theirs = elsewhere.edge(bob, elsewhere.entity("Globex", "organization"), "works_at")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from query_helpers import T0, Graph, alice_works_at_acme, ask, prompt_sent, reply_citing
+
 from gligabao.ai.prompts.query import QUERY_MAX_TOKENS, QueryReply, edge_line, entity_line, passage_lines
 from gligabao.memory.retrieval import ContextEdge, ContextEntity, Passage
-from query_helpers import T0, Graph, alice_works_at_acme, ask, prompt_sent, reply_citing
 
 ALICE = ContextEntity(1, "Alice", "person", "engineer")
 ACME = ContextEntity(2, "Acme", "organization", "")

@@ -11,17 +11,18 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from gligabao.errors import NotFound
-from gligabao.memory.retrieval import DEFAULT_LIMITS, query_terms
-from sql_counting import counting_round_trips
 from query_helpers import (
-    keyword_score,
     T0,
     Graph,
     at_cosine,
     basis,
+    keyword_score,
     retrieved,
 )
+from sql_counting import counting_round_trips
+
+from gligabao.errors import NotFound
+from gligabao.memory.retrieval import DEFAULT_LIMITS, query_terms
 
 Q = basis(0)  # the question's vector in the similarity tests
 

@@ -9,6 +9,8 @@ from itertools import pairwise
 import pytest
 from conftest import count_rows
 from fakes.anthropic_server import Reply
+from remember_helpers import stages_called, use_rule_based_model
+
 from gligabao.memory.chunking import (
     CHUNK_MAX_CHARS,
     CHUNK_OVERLAP_CHARS,
@@ -16,7 +18,6 @@ from gligabao.memory.chunking import (
     chunk_spans,
     split_text,
 )
-from remember_helpers import stages_called, use_rule_based_model
 
 FILLER = "The committee met again on a grey morning and talked for a long while."  # 71 characters
 
@@ -52,7 +53,7 @@ def test_chunks_are_at_most_4000_characters_and_cover_the_text(text):
 def test_chunks_end_at_paragraph_boundaries_when_there_are_some():
     text = paragraphs(12, 10)
 
-    for start, end in chunk_spans(text)[:-1]:
+    for _start, end in chunk_spans(text)[:-1]:
         assert text[end - 2 : end] == "\n\n", repr(text[end - 20 : end])
 
 

@@ -93,9 +93,10 @@ def test_16_concurrent_remembers_naming_one_entity_lose_no_link(db, models):
 
 def test_concurrent_entity_upserts_make_one_row_without_the_dataset_lock(db, database_url):
     """The unique constraint and the upsert alone already keep one row per name."""
-    from gligabao.db import graph_writes
     from pgvector.psycopg import register_vector
     from psycopg.rows import dict_row
+
+    from gligabao.db import graph_writes
 
     dataset_id = db.execute(
         "INSERT INTO gb_datasets (user_id, name) VALUES ('u1', 'main') RETURNING id"

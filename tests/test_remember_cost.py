@@ -4,9 +4,10 @@ unchunked text, and SQL round trips that do not grow with the facts extracted.""
 from __future__ import annotations
 
 import pytest
-from gligabao.memory.remember import TextToRemember, remember_text
 from remember_helpers import chain_text, stages_called, use_rule_based_model
 from sql_counting import counting_round_trips
+
+from gligabao.memory.remember import TextToRemember, remember_text
 
 
 def scenario(facts: int) -> list[tuple[str, str]]:

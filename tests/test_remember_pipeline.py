@@ -130,9 +130,19 @@ def test_types_are_lowercased_and_names_kept_as_written(api, db, fake_anthropic,
 
 
 def test_nul_characters_in_a_model_reply_are_dropped(api, db, fake_anthropic, fake_openai):
-    fake_anthropic.queue({"entities": [{"name": "Al\u0000ice", "type": "per\u0000son", "description": "eng\u0000ineer"}],
-                          "edges": [{"source": "Al\u0000ice", "target": "Acme", "relation": "works_at",
-                                     "description": "Alice works at Acme.\u0000"}]})
+    fake_anthropic.queue(
+        {
+            "entities": [{"name": "Al\u0000ice", "type": "per\u0000son", "description": "eng\u0000ineer"}],
+            "edges": [
+                {
+                    "source": "Al\u0000ice",
+                    "target": "Acme",
+                    "relation": "works_at",
+                    "description": "Alice works at Acme.\u0000",
+                }
+            ],
+        }
+    )
 
     body = remember(api, "Alice works at Acme.")
 

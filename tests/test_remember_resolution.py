@@ -9,7 +9,14 @@ import re
 
 from conftest import count_rows
 from graph_rows import add_dataset, add_edge, add_entity
-from remember_helpers import extraction_reply, prompt_of, remember, stage_of, stages_called, use_rule_based_model
+from remember_helpers import (
+    extraction_reply,
+    prompt_of,
+    remember,
+    stage_of,
+    stages_called,
+    use_rule_based_model,
+)
 
 
 def unit(i: int) -> list[float]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from gligabao.memory.temporal import fact_period, parse_fact_time
 from remember_helpers import remember
+
+from gligabao.memory.temporal import fact_period, parse_fact_time
 
 REFERENCE_TIME = "2025-01-31T09:00:00Z"
 

@@ -6,8 +6,9 @@ import textwrap
 
 
 def _run(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_without_snapstart_nothing_is_preloaded():

@@ -39,7 +39,9 @@ def validation_message(errors: list[dict]) -> str:
         return "invalid JSON body"
     if kind in ("model_attributes_type", "dict_type") and loc in (["body"], []):
         return "body must be a JSON object"
-    field = ".".join(part for part in loc[1:] if not part.isdigit() or len(loc) > 2) or (loc[0] if loc else "body")
+    field = ".".join(part for part in loc[1:] if not part.isdigit() or len(loc) > 2) or (
+        loc[0] if loc else "body"
+    )
     if kind == "missing":
         return f"{field} is required"
     message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
@@ -185,6 +187,7 @@ def _body_size(event: dict) -> int:
 
 def openapi_document(routers: list[APIGatewayHttpRouter]) -> dict:
     app = create_app(*routers)
-    schema = app.get_openapi_schema(title=API_TITLE, version=__version__,
-                                    description="Knowledge-graph memory for LLM agents")
+    schema = app.get_openapi_schema(
+        title=API_TITLE, version=__version__, description="Knowledge-graph memory for LLM agents"
+    )
     return json.loads(schema.model_dump_json(by_alias=True, exclude_none=True))

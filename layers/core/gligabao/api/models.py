@@ -29,8 +29,11 @@ class ProviderState(BaseModel):
 class DatabaseState(BaseModel):
     ok: bool
     schema_version: int | None = Field(default=None, exclude_if=lambda value: value is None)
-    error: str | None = Field(default=None, exclude_if=lambda value: value is None,
-                              description="why the database is not usable; omitted when it is")
+    error: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="why the database is not usable; omitted when it is",
+    )
 
 
 class Health(BaseModel):

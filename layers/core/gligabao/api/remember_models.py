@@ -173,8 +173,9 @@ class RememberedEdge(BaseModel):
     description: str
     artifact_id: int | None
     valid_at: str | None = Field(description="RFC 3339, UTC: when the fact began to hold")
-    invalid_at: str | None = Field(default=None, exclude_if=_absent,
-                                   description="when it stopped holding; omitted while it holds")
+    invalid_at: str | None = Field(
+        default=None, exclude_if=_absent, description="when it stopped holding; omitted while it holds"
+    )
     created_at: str
     created: bool = Field(description="created by this call (false: a stored fact the text restates)")
 
@@ -186,12 +187,12 @@ class SupersededEdge(BaseModel):
 
 
 class RememberResponse(BaseModel):
-    session_id: str | None = Field(default=None, exclude_if=_absent,
-                                   description="the request's session; omitted without one")
+    session_id: str | None = Field(
+        default=None, exclude_if=_absent, description="the request's session; omitted without one"
+    )
     dataset: str
     artifact_id: int
     entities: list[RememberedEntity]
     edges: list[RememberedEdge]
     superseded: list[SupersededEdge]
     chunks: int = Field(description="chunks of a long text; 0 when it was not chunked")
-

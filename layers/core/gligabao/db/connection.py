@@ -75,7 +75,10 @@ def connection() -> psycopg.Connection:
 def _connect() -> psycopg.Connection:
     try:
         conn = psycopg.connect(
-            database_url(), autocommit=True, row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT_SECONDS,
+            database_url(),
+            autocommit=True,
+            row_factory=dict_row,
+            connect_timeout=CONNECT_TIMEOUT_SECONDS,
             prepare_threshold=_prepare_threshold(),
         )
     except psycopg.OperationalError as exc:

@@ -21,7 +21,9 @@ def list_with_counts(conn: psycopg.Connection, user_id: str) -> list[dict]:
 
 
 def find_id(conn: psycopg.Connection, user_id: str, name: str) -> int | None:
-    row = conn.execute("SELECT id FROM gb_datasets WHERE user_id = %s AND name = %s", [user_id, name]).fetchone()
+    row = conn.execute(
+        "SELECT id FROM gb_datasets WHERE user_id = %s AND name = %s", [user_id, name]
+    ).fetchone()
     return row["id"] if row else None
 
 

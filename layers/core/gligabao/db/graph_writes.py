@@ -16,7 +16,6 @@ import psycopg
 from pgvector import Vector
 
 
-
 @dataclass(frozen=True)
 class ChunkRow:
     text: str

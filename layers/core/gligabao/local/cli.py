@@ -20,7 +20,9 @@ def default_template() -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gligabao", description="Knowledge-graph memory for LLM agents")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the local API on the embedded PostgreSQL (or DATABASE_URL)")
+    serve = commands.add_parser(
+        "serve", help="run the local API on the embedded PostgreSQL (or DATABASE_URL)"
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=7878)
     serve.add_argument("--template", type=Path, default=None, help="the SAM template with the routes")

@@ -13,7 +13,9 @@ def embedded_database_url(data_dir: str) -> str:
     try:
         import pgserver
     except ImportError as exc:  # the Lambda layer does not ship it
-        raise RuntimeError("DATABASE_URL is not set and the embedded PostgreSQL (pgserver) is not installed") from exc
+        raise RuntimeError(
+            "DATABASE_URL is not set and the embedded PostgreSQL (pgserver) is not installed"
+        ) from exc
     os.makedirs(data_dir, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

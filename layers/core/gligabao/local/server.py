@@ -86,8 +86,16 @@ def _load_handler(route: Route) -> Callable:
     return getattr(module, function_name)
 
 
-def build_event(route: Route, params: dict[str, str], method: str, path: str, query: str,
-                headers: dict[str, str], body: bytes, source_ip: str) -> dict:
+def build_event(
+    route: Route,
+    params: dict[str, str],
+    method: str,
+    path: str,
+    query: str,
+    headers: dict[str, str],
+    body: bytes,
+    source_ip: str,
+) -> dict:
     now = datetime.now(UTC)
     route_key = DEFAULT_ROUTE if route.path == DEFAULT_ROUTE else f"{route.method} {route.path}"
     lowered = {name.lower(): value for name, value in headers.items()}
@@ -102,8 +110,13 @@ def build_event(route: Route, params: dict[str, str], method: str, path: str, qu
             "apiId": "local",
             "domainName": lowered.get("host", "localhost"),
             "domainPrefix": "local",
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": source_ip,
-                     "userAgent": lowered.get("user-agent", "")},
+            "http": {
+                "method": method,
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": source_ip,
+                "userAgent": lowered.get("user-agent", ""),
+            },
             "requestId": str(uuid.uuid4()),
             "routeKey": route_key,
             "stage": "$default",
@@ -160,8 +173,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
         try:
-            status, headers, raw = self.api.invoke(self.command, self.path, dict(self.headers.items()), body,
-                                                   self.client_address[0])
+            status, headers, raw = self.api.invoke(
+                self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
+            )
         except Exception:  # a handler that raised: API Gateway answers 500 without details
             from gligabao.observability.logging import get_logger
 
@@ -183,11 +197,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
         sys.stderr.write(f"{self.command} {urlsplit(self.path).path} {code}\n")
 
 
-def make_server(template: Path, host: str = "127.0.0.1", port: int = 7878, quiet: bool = False) -> ThreadingHTTPServer:
+def make_server(
+    template: Path, host: str = "127.0.0.1", port: int = 7878, quiet: bool = False
+) -> ThreadingHTTPServer:
     api = LocalApi(template)
     handler_class = type("Handler", (_RequestHandler,), {"api": api})
     if quiet:
         handler_class.log_message = handler_class.log_request = lambda *args, **kwargs: None
-    server_class = type("LocalApiServer", (ThreadingHTTPServer,), {"request_queue_size": 64, "daemon_threads": True})
+    server_class = type(
+        "LocalApiServer", (ThreadingHTTPServer,), {"request_queue_size": 64, "daemon_threads": True}
+    )
     server = server_class((host, port), handler_class)
     return server

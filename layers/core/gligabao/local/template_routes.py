@@ -57,7 +57,7 @@ def load_template(path: Path) -> dict:
 
     CloudFormationLoader.add_multi_constructor("!", intrinsic)
     with open(path, encoding="utf-8") as stream:
-        return yaml.load(stream, Loader=CloudFormationLoader)  # noqa: S506 - a safe loader with tags added
+        return yaml.load(stream, Loader=CloudFormationLoader)
 
 
 def routes_from_template(path: Path) -> list[Route]:
@@ -75,11 +75,13 @@ def routes_from_template(path: Path) -> list[Route]:
             if event.get("Type") != "HttpApi":
                 continue
             event_props = event.get("Properties") or {}
-            routes.append(Route(
-                method=str(event_props.get("Method", "ANY")).upper(),
-                path=event_props.get("Path", DEFAULT_ROUTE),
-                function=logical_id,
-                code_uri=(base / code_uri).resolve(),
-                handler=handler,
-            ))
+            routes.append(
+                Route(
+                    method=str(event_props.get("Method", "ANY")).upper(),
+                    path=event_props.get("Path", DEFAULT_ROUTE),
+                    function=logical_id,
+                    code_uri=(base / code_uri).resolve(),
+                    handler=handler,
+                )
+            )
     return routes

@@ -27,4 +27,3 @@ def delete_dataset(user_id: str, name: str) -> None:
     with user_transaction(user_id) as conn:
         if not dataset_rows.delete(conn, user_id, name):
             raise NotFound(f"dataset {name!r} not found")
-

@@ -211,19 +211,35 @@ def store_facts(
             stated.append(StatedEdge(row, False, pieces))
         else:
             fact = graph.facts[groups[triple][0]]
-            row = {"id": inserted[triple]["id"], "source_id": triple[0], "target_id": triple[1],
-                   "source": names[triple[0]], "target": names[triple[1]], "relation": triple[2],
-                   "description": fact.description, "artifact_id": piece_artifacts[min(pieces)],
-                   "valid_at": fact.valid_at, "invalid_at": fact.invalid_at,
-                   "created_at": inserted[triple]["created_at"]}
+            row = {
+                "id": inserted[triple]["id"],
+                "source_id": triple[0],
+                "target_id": triple[1],
+                "source": names[triple[0]],
+                "target": names[triple[1]],
+                "relation": triple[2],
+                "description": fact.description,
+                "artifact_id": piece_artifacts[min(pieces)],
+                "valid_at": fact.valid_at,
+                "invalid_at": fact.invalid_at,
+                "created_at": inserted[triple]["created_at"],
+            }
             stated.append(StatedEdge(row, True, pieces))
-    superseded = sorted((row for row in ended.values() if row["expired_at"] is not None), key=lambda r: r["id"])
+    superseded = sorted(
+        (row for row in ended.values() if row["expired_at"] is not None), key=lambda r: r["id"]
+    )
     return FactsStored(_merge_restated_twice(stated), superseded)
 
 
-def _insert_new_edges(conn: psycopg.Connection, dataset_id: int, graph: TextGraph, groups: dict[tuple, list[int]],
-                      new_triples: list[tuple], fact_vectors: Sequence[Sequence[float]],
-                      piece_artifacts: Sequence[int]) -> dict[tuple, dict]:
+def _insert_new_edges(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    graph: TextGraph,
+    groups: dict[tuple, list[int]],
+    new_triples: list[tuple],
+    fact_vectors: Sequence[Sequence[float]],
+    piece_artifacts: Sequence[int],
+) -> dict[tuple, dict]:
     """Insert the facts that restate nothing; triple -> its row (id, created_at)."""
     if not new_triples:
         return {}
@@ -231,8 +247,16 @@ def _insert_new_edges(conn: psycopg.Connection, dataset_id: int, graph: TextGrap
     for triple in new_triples:
         fact = graph.facts[groups[triple][0]]
         first_piece = min(_pieces(graph, groups[triple]))
-        rows.append(graph_writes.EdgeRow(*triple, fact.description, piece_artifacts[first_piece], fact.valid_at,
-                                         fact.invalid_at, fact_vectors[groups[triple][0]]))
+        rows.append(
+            graph_writes.EdgeRow(
+                *triple,
+                fact.description,
+                piece_artifacts[first_piece],
+                fact.valid_at,
+                fact.invalid_at,
+                fact_vectors[groups[triple][0]],
+            )
+        )
     return dict(zip(new_triples, graph_writes.insert_edges(conn, dataset_id, rows), strict=True))
 
 

@@ -24,19 +24,35 @@ class Operation:
 
 
 @contextmanager
-def operation(name: str, *, user_id: str, dataset: str, session_id: str | None, request_id: str | None,
-              eval_call: bool = False) -> Iterator[Operation]:
+def operation(
+    name: str,
+    *,
+    user_id: str,
+    dataset: str,
+    session_id: str | None,
+    request_id: str | None,
+    eval_call: bool = False,
+) -> Iterator[Operation]:
     """Run one operation; its inferences are saved by the caller's transaction on success
     (`save_inferences` inside it) and here in a transaction of their own on failure."""
     started = time.perf_counter()
-    op = Operation(name, CallContext(user_id=user_id, type=name, session_id=session_id, request_id=request_id,
-                                     eval=eval_call), dataset)
+    op = Operation(
+        name,
+        CallContext(user_id=user_id, type=name, session_id=session_id, request_id=request_id, eval=eval_call),
+        dataset,
+    )
     try:
         yield op
     except Exception as exc:
         _save_failed_call_inferences(op.call)
         status = exc.status if isinstance(exc, GbError) else 500
-        _emit(op, f"{name}.error", started, status, error=exc.message if isinstance(exc, GbError) else "internal error")
+        _emit(
+            op,
+            f"{name}.error",
+            started,
+            status,
+            error=exc.message if isinstance(exc, GbError) else "internal error",
+        )
         raise
     _save_failed_call_inferences(op.call)  # normally nothing left: the transaction saved them
     _emit(op, f"{name}.ok", started, 200)
@@ -51,7 +67,9 @@ def _save_failed_call_inferences(call: CallContext) -> None:
     except Exception:  # recording cost must never hide the request's own error
         from gligabao.observability.logging import get_logger
 
-        get_logger().warning("could not record inferences", extra={"count": len(call.inferences) - call.saved})
+        get_logger().warning(
+            "could not record inferences", extra={"count": len(call.inferences) - call.saved}
+        )
 
 
 def _emit(op: Operation, event: str, started: float, status: int, error: str | None = None) -> None:

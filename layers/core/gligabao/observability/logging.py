@@ -63,8 +63,20 @@ _KEY_VALUE_PATTERN = re.compile(
 # Field names whose value is always redacted, whatever it looks like (normalized: lower case,
 # '-' as '_'). Counters such as `input_tokens` are not secrets and do not match.
 _SENSITIVE_SUFFIXES = (
-    "password", "passwd", "secret", "api_key", "apikey", "access_key", "private_key", "client_secret",
-    "secret_key", "access_token", "auth_token", "refresh_token", "session_token", "authorization",
+    "password",
+    "passwd",
+    "secret",
+    "api_key",
+    "apikey",
+    "access_key",
+    "private_key",
+    "client_secret",
+    "secret_key",
+    "access_token",
+    "auth_token",
+    "refresh_token",
+    "session_token",
+    "authorization",
 )
 _SENSITIVE_NAMES = frozenset({"token", "pwd", "anthropic_api_key", "openai_api_key"})
 
@@ -120,7 +132,7 @@ def _redact_field(name: Any, value: Any, depth: int = 0) -> Any:
 class RedactingFilter(logging.Filter):
     """Rewrites a record so that its message, arguments and extra fields carry no secret."""
 
-    def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003
+    def filter(self, record: logging.LogRecord) -> bool:
         try:
             if isinstance(record.msg, str):
                 record.msg = redact_text(record.getMessage())
@@ -130,7 +142,7 @@ class RedactingFilter(logging.Filter):
             for key in [k for k in record.__dict__ if k not in RESERVED_LOG_ATTRS]:
                 value = record.__dict__[key]
                 record.__dict__[key] = _redact_field(key, value)
-        except Exception:  # noqa: BLE001 - never lose a log line; the formatter redacts again
+        except Exception:
             pass
         return True
 

@@ -8,5 +8,12 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 def all_routers() -> list[APIGatewayHttpRouter]:
     from gligabao.api.routes import datasets, forget, graph, query, remember, sessions, system
 
-    return [system.router, datasets.router, remember.router, query.router, graph.router, sessions.router,
-            forget.router]
+    return [
+        system.router,
+        datasets.router,
+        remember.router,
+        query.router,
+        graph.router,
+        sessions.router,
+        forget.router,
+    ]

@@ -19,8 +19,13 @@ def list_datasets(user_id: Annotated[UserId, Query()]) -> DatasetList:
     return DatasetList.model_validate({"datasets": datasets.list_datasets(user_id)})
 
 
-@router.delete("/v1/gb/datasets/<dataset>", tags=["datasets"],
-               summary="Delete a dataset and everything in it, vectors included")
-def delete_dataset(dataset: Annotated[DatasetName, Path()], user_id: Annotated[UserId, Query()]) -> DatasetDeleted:
+@router.delete(
+    "/v1/gb/datasets/<dataset>",
+    tags=["datasets"],
+    summary="Delete a dataset and everything in it, vectors included",
+)
+def delete_dataset(
+    dataset: Annotated[DatasetName, Path()], user_id: Annotated[UserId, Query()]
+) -> DatasetDeleted:
     datasets.delete_dataset(user_id, dataset)
     return DatasetDeleted(dataset=dataset, deleted=True)

@@ -2,8 +2,10 @@
 
 from gligabao.api.routes.pending import pending_router
 
-router = pending_router([
-    ("DELETE", "/v1/gb/artifacts/<artifact_id>", "forget"),
-    ("DELETE", "/v1/gb/entities/<entity_id>", "forget"),
-    ("DELETE", "/v1/gb/edges/<edge_id>", "forget"),
-])
+router = pending_router(
+    [
+        ("DELETE", "/v1/gb/artifacts/<artifact_id>", "forget"),
+        ("DELETE", "/v1/gb/entities/<entity_id>", "forget"),
+        ("DELETE", "/v1/gb/edges/<edge_id>", "forget"),
+    ]
+)

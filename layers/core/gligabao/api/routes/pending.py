@@ -11,9 +11,7 @@ def pending_router(routes: list[tuple[str, str, str]]) -> APIGatewayHttpRouter:
     """A router answering 501 on each (method, path, feature)."""
     router = APIGatewayHttpRouter()
     for method, path, feature in routes:
-        router.route(path, method, include_in_schema=False)(
-            _answer_not_implemented(feature)
-        )
+        router.route(path, method, include_in_schema=False)(_answer_not_implemented(feature))
     return router
 
 

@@ -58,4 +58,3 @@ def post_query(request: Annotated[QueryRequest, Body()]) -> dict:
         deadline=deadline(router),
     )
     return query.answer(question, llm=llm, embedder=embedder)
-

@@ -38,4 +38,3 @@ def remember(request: Annotated[RememberRequest, Body()]) -> RememberResponse:
         deadline=deadline(router),
     )
     return RememberResponse.model_validate(body)
-

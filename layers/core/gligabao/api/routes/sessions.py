@@ -2,7 +2,9 @@
 
 from gligabao.api.routes.pending import pending_router
 
-router = pending_router([
-    ("GET", "/v1/gb/sessions/<session_id>", "sessions"),
-    ("GET", "/v1/gb/artifacts/<artifact_id>", "artifacts"),
-])
+router = pending_router(
+    [
+        ("GET", "/v1/gb/sessions/<session_id>", "sessions"),
+        ("GET", "/v1/gb/artifacts/<artifact_id>", "artifacts"),
+    ]
+)

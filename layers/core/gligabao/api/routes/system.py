@@ -15,9 +15,11 @@ def health() -> Health:
     return Health.model_validate(service_health())
 
 
-@router.get("/v1/gb/openapi.json", tags=["system"], summary="This API's OpenAPI document", include_in_schema=False)
+@router.get(
+    "/v1/gb/openapi.json", tags=["system"], summary="This API's OpenAPI document", include_in_schema=False
+)
 def openapi() -> dict:
-    from gligabao.api.routes import all_routers
     from gligabao.api.app import openapi_document
+    from gligabao.api.routes import all_routers
 
     return openapi_document(all_routers())
