@@ -21,12 +21,20 @@ def _has_control_characters(value: str) -> bool:
 
 
 def check_user_id(value: str) -> str:
-    value = value.strip()
+    """A user id is an exact identity, never trimmed: trimming would let "u1\u00a0" read and delete
+    the data of "u1". An id that begins or ends with whitespace or an invisible character is refused."""
     if not value:
         raise ValueError("user_id is required")
+    if _is_invisible(value[0]) or _is_invisible(value[-1]):
+        raise ValueError("user_id must not begin or end with whitespace or invisible characters")
     if len(value.encode()) > USER_ID_MAX_BYTES or _has_control_characters(value):
         raise ValueError(f"user_id must be at most {USER_ID_MAX_BYTES} bytes without control characters")
     return value
+
+
+def _is_invisible(character: str) -> bool:
+    """Whitespace (any Unicode space or line break) or a format character such as U+200B or U+FEFF."""
+    return character.isspace() or unicodedata.category(character) in ("Zs", "Zl", "Zp", "Cc", "Cf")
 
 
 def check_dataset_name(value: str) -> str:
