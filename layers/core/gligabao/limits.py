@@ -1,4 +1,76 @@
-"""The limits the seeds fix (SPEC section 14), each with its meaning."""
+"""The numbers the seeds fix (SPEC section 14, seeds/query.md), each once, with its meaning in its name.
 
-REMEMBER_MAX_BODY_BYTES = 1024 * 1024
-QUERY_MAX_BODY_BYTES = 64 * 1024
+Every one is overridable by an environment variable: `GB_` and the field's name in capitals
+(`GB_SIMILARITY_THRESHOLD=0.7`). `Limits()` holds the defaults; `Settings` reads the overrides.
+The SQL takes them as parameters, never as literals.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ENV_PREFIX = "GB_"
+
+
+class Limits(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # --- request bodies ------------------------------------------------------------------------
+    remember_max_body_bytes: int = Field(1024 * 1024, gt=0, description="remember body; 413 above")
+    query_max_body_bytes: int = Field(64 * 1024, gt=0, description="query body; 413 above")
+    session_id_max_bytes: int = Field(128, gt=0, description="a session id, in UTF-8 bytes")
+    user_id_max_bytes: int = Field(256, gt=0, description="a user id, in UTF-8 bytes")
+
+    # --- remember: chunking (SPEC section 5, step 2) -----------------------------------------
+    chunking_threshold_chars: int = Field(6_000, gt=0, description="a longer text is chunked")
+    chunk_max_chars: int = Field(4_000, gt=0, description="the longest chunk")
+    chunk_overlap_chars: int = Field(400, ge=0, description="about this much text is in two chunks")
+    extract_concurrency: int = Field(4, gt=0, description="chunks extracted at once (provider rate limits)")
+
+    # --- remember: resolution (steps 5 and 6) ------------------------------------------------
+    entity_match_similarity: float = Field(0.75, ge=-1, le=1, description="cosine: the same entity")
+    fact_candidate_similarity: float = Field(0.75, ge=-1, le=1, description="cosine: a fact to compare")
+    max_fact_candidates: int = Field(50, gt=0, description="live facts shown to the resolve stage")
+
+    # --- query: keywords (seeds/query.md, step 1) ---------------------------------------------
+    max_query_terms: int = Field(12, gt=0, description="terms of the question kept")
+    min_term_chars: int = Field(2, gt=0, description="shorter terms are dropped")
+    keyword_seeds: int = Field(10, gt=0, description="top entities by keyword score")
+    whole_name_score: int = Field(5, ge=0, description="the entity's whole name is in the question")
+    term_in_name_score: int = Field(3, ge=0, description="per term in the entity's name")
+    term_in_description_score: int = Field(1, ge=0, description="per term in the entity's description")
+
+    # --- query: similarity and expansion (step 2) ---------------------------------------------
+    similarity_threshold: float = Field(0.75, ge=-1, le=1, description="cosine a vector match counts from")
+    similar_entities: int = Field(10, ge=0, description="similarity seeds taken")
+    similar_edges: int = Field(10, ge=0, description="similar facts taken")
+    similar_chunks: int = Field(5, ge=0, description="chunk matches taken")
+    similar_summaries: int = Field(5, ge=0, description="summary matches taken")
+    fallback_seeds: int = Field(25, ge=0, description="most recently updated entities when nothing matched")
+    expansion_edges: int = Field(100, ge=0, description="one-hop edges around the seeds, newest first")
+    passages_with_text: int = Field(3, ge=0, description="best passages given with their text")
+    passages_summary_only: int = Field(5, ge=0, description="more passages given with their summary only")
+
+    # --- query: the answer (step 3) and geo ---------------------------------------------------
+    query_max_output_tokens: int = Field(2048, gt=0, description="the answer's max output tokens")
+    geo_radius_max_km: float = Field(20015.0, gt=0, description="half the Earth's circumference")
+
+    # --- search strategy (not in the seed) ----------------------------------------------------
+    keyword_window: int = Field(1000, gt=0, description="most recently updated entities all keyword-scored")
+    exact_scan_max_rows: int = Field(1000, ge=0, description="an index this small is scanned exactly")
+    hnsw_candidates: int = Field(64, gt=0, description="rows taken from an HNSW index (hnsw.ef_search)")
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> Limits:
+        """The defaults, with each `GB_<NAME>` of `env` instead (validated: a bad value is an error)."""
+        overrides = {
+            name: env[ENV_PREFIX + name.upper()]
+            for name in cls.model_fields
+            if env.get(ENV_PREFIX + name.upper(), "").strip()
+        }
+        return cls.model_validate(overrides)
+
+
+DEFAULT_LIMITS = Limits()
+REMEMBER_MAX_BODY_BYTES = DEFAULT_LIMITS.remember_max_body_bytes
+QUERY_MAX_BODY_BYTES = DEFAULT_LIMITS.query_max_body_bytes

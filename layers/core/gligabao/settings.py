@@ -1,0 +1,91 @@
+"""All configuration: one pydantic model over the environment, the only reader of `os.environ`.
+
+`Settings.from_env()` is read once per container by the bootstrap; tests build a `Settings`
+of their own (`Settings(database_url=..., anthropic_api_key=...)`) instead of setting variables.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from gligabao.limits import Limits
+
+# Environment variable -> field. The provider variables are the SDKs' own names.
+ENVIRONMENT = {
+    "DATABASE_URL": "database_url",
+    "GB_DATA_DIR": "data_dir",
+    "GB_DB_SECRET_ARN": "db_secret_arn",
+    "GB_DB_HOST": "db_host",
+    "GB_DB_NAME": "db_name",
+    "GB_SECRETS_ARN": "secrets_arn",
+    "ANTHROPIC_API_KEY": "anthropic_api_key",
+    "OPENAI_API_KEY": "openai_api_key",
+    "ANTHROPIC_BASE_URL": "anthropic_base_url",
+    "OPENAI_BASE_URL": "openai_base_url",
+    "GB_LLM_PROVIDER": "llm_provider",
+    "GB_LLM_MODEL": "llm_model",
+    "GB_EMBEDDING_MODEL": "embedding_model",
+    "GB_EMBEDDING_DIMENSIONS": "embedding_dimensions",
+    "GB_GEO": "geo",
+    "GB_GEO_RESOLVER": "geo_resolver",
+    "GB_GEO_RADIUS_KM": "geo_radius_km",
+    "GB_PLACE_INDEX": "place_index",
+    "POWERTOOLS_SERVICE_NAME": "service_name",
+}
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # The database: DATABASE_URL; on Lambda the RDS Proxy endpoint with the cluster secret;
+    # locally (neither set) the embedded PostgreSQL in data_dir.
+    database_url: str | None = None
+    data_dir: str = Field(default_factory=lambda: os.path.join(os.getcwd(), "var"))
+    db_secret_arn: str | None = None
+    db_host: str | None = None
+    db_name: str = "gligabao"
+
+    # Model providers. Keys come from here or, on Lambda, from the secret named by secrets_arn.
+    secrets_arn: str | None = None
+    anthropic_api_key: SecretStr | None = None
+    openai_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+    openai_base_url: str | None = None
+    llm_provider: Literal["anthropic", "bedrock"] = "anthropic"
+    llm_model: str = "claude-haiku-5-5"
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dimensions: int = Field(1536, gt=0, le=16000)
+
+    geo: bool = False
+    geo_resolver: Literal["local", "aws-location"] = "local"
+    geo_radius_km: float = Field(50.0, gt=0, le=20015)
+    place_index: str | None = None
+
+    service_name: str = "gligabao"
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("llm_provider", "geo_resolver", mode="before")
+    @classmethod
+    def _lowercase(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("geo", mode="before")
+    @classmethod
+    def _on_off(cls, value: object) -> object:
+        return value.strip().lower() in ("on", "true", "1", "yes") if isinstance(value, str) else value
+
+    @property
+    def behind_rds_proxy(self) -> bool:
+        """On Lambda the database is reached through RDS Proxy, with the cluster's secret."""
+        return self.database_url is None and self.db_secret_arn is not None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = dict(os.environ if env is None else env)
+        values: dict[str, object] = {field: env[name] for name, field in ENVIRONMENT.items() if env.get(name)}
+        values["limits"] = Limits.from_env(env)
+        return cls.model_validate(values)
