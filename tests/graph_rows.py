@@ -3,6 +3,42 @@
 from __future__ import annotations
 
 import psycopg
+from conftest import count_rows
+
+# The tables remember writes its graph to (every table but gb_inferences and gb_trajectories).
+GRAPH_TABLES = (
+    "gb_datasets",
+    "gb_artifacts",
+    "gb_entities",
+    "gb_edges",
+    "gb_entity_artifacts",
+    "gb_edge_artifacts",
+    "gb_entity_sessions",
+    "gb_edge_sessions",
+)
+
+
+def graph_counts(db) -> dict[str, int]:
+    return {table: count_rows(db, table) for table in GRAPH_TABLES}
+
+
+def nothing_stored(db) -> bool:
+    return all(count == 0 for count in graph_counts(db).values())
+
+
+def alice_works_at_acme(db, user_id="u1", name="main"):
+    """A dataset of the datasets tests: Alice works at Acme (and an expired worked_at), a text
+    with one chunk, Alice linked to a session and to the text; returns the dataset's id."""
+    dataset = add_dataset(db, user_id, name)
+    artifact = add_artifact(db, dataset, embedding=[1.0] * 1536)
+    add_artifact(db, dataset, "a chunk", kind="chunk", parent_id=artifact, chunk_index=0)
+    alice = add_entity(db, dataset, "Alice", embedding=[0.5] * 1536)
+    acme = add_entity(db, dataset, "Acme", "organization")
+    add_edge(db, dataset, alice, acme, "works_at", artifact_id=artifact)
+    add_edge(db, dataset, alice, acme, "worked_at", expired=True)
+    db.execute("INSERT INTO gb_entity_sessions VALUES (%s, 'a')", [alice])
+    db.execute("INSERT INTO gb_entity_artifacts VALUES (%s, %s)", [alice, artifact])
+    return dataset
 
 
 def add_dataset(conn: psycopg.Connection, user_id: str, name: str = "main") -> int:

@@ -223,7 +223,14 @@ def call_handler(handler, body: dict | None = None, *, raw: str | None = None) -
     return HandlerReply(result["statusCode"], json.loads(result["body"]))
 
 
-# --- counting SQL round trips: every statement, and every BEGIN/COMMIT/ROLLBACK
+# --- texts to remember: many facts, long enough to be chunked
+
+FILLER = "The committee met again on a grey morning and talked for a long while."  # 71 characters
+
+
+def paragraphs(count: int, sentences: int, fact=lambda i: f"Person{i} knows Person{i + 1}.") -> str:
+    """`count` paragraphs of `sentences` sentences each: one fact, then FILLER sentences."""
+    return "\n\n".join(" ".join([fact(i)] + [FILLER] * (sentences - 1)) for i in range(count))
 
 
 def chain_text(facts: int, start: int = 0) -> str:

@@ -1,20 +1,7 @@
 """GET /v1/gb/datasets and DELETE /v1/gb/datasets/{dataset}, over HTTP."""
 
 from conftest import count_rows
-from graph_rows import add_artifact, add_dataset, add_edge, add_entity
-
-
-def alice_works_at_acme(db, user_id="u1", name="main"):
-    dataset = add_dataset(db, user_id, name)
-    artifact = add_artifact(db, dataset, embedding=[1.0] * 1536)
-    add_artifact(db, dataset, "a chunk", kind="chunk", parent_id=artifact, chunk_index=0)
-    alice = add_entity(db, dataset, "Alice", embedding=[0.5] * 1536)
-    acme = add_entity(db, dataset, "Acme", "organization")
-    add_edge(db, dataset, alice, acme, "works_at", artifact_id=artifact)
-    add_edge(db, dataset, alice, acme, "worked_at", expired=True)
-    db.execute("INSERT INTO gb_entity_sessions VALUES (%s, 'a')", [alice])
-    db.execute("INSERT INTO gb_entity_artifacts VALUES (%s, %s)", [alice, artifact])
-    return dataset
+from graph_rows import add_dataset, alice_works_at_acme
 
 
 def test_datasets_lists_names_and_counts_of_artifacts_entities_and_live_edges(api, db):

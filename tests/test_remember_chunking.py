@@ -9,7 +9,7 @@ from itertools import pairwise
 import pytest
 from conftest import count_rows
 from fakes.anthropic_server import Reply
-from remember_helpers import stages_called, use_rule_based_model
+from remember_helpers import FILLER, paragraphs, stages_called, use_rule_based_model
 
 from gligabao.memory.chunking import (
     CHUNK_MAX_CHARS,
@@ -18,12 +18,6 @@ from gligabao.memory.chunking import (
     chunk_spans,
     split_text,
 )
-
-FILLER = "The committee met again on a grey morning and talked for a long while."  # 71 characters
-
-
-def paragraphs(count: int, sentences: int, fact=lambda i: f"Person{i} knows Person{i + 1}.") -> str:
-    return "\n\n".join(" ".join([fact(i)] + [FILLER] * (sentences - 1)) for i in range(count))
 
 
 def test_a_text_up_to_6000_characters_is_not_chunked():

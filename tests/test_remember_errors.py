@@ -7,26 +7,8 @@ from __future__ import annotations
 import pytest
 from conftest import count_rows
 from fakes.anthropic_server import Reply
+from graph_rows import graph_counts, nothing_stored
 from remember_helpers import use_rule_based_model
-
-GRAPH_TABLES = (
-    "gb_datasets",
-    "gb_artifacts",
-    "gb_entities",
-    "gb_edges",
-    "gb_entity_artifacts",
-    "gb_edge_artifacts",
-    "gb_entity_sessions",
-    "gb_edge_sessions",
-)
-
-
-def graph_counts(db) -> dict[str, int]:
-    return {table: count_rows(db, table) for table in GRAPH_TABLES}
-
-
-def nothing_stored(db) -> bool:
-    return all(count == 0 for count in graph_counts(db).values())
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from urllib.parse import quote
 
 import pytest
 from conftest import count_rows
-from test_datasets import alice_works_at_acme
+from graph_rows import alice_works_at_acme
 
 LOOKALIKES = [
     "u1\u00a0",  # trailing no-break space
