@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from gligabao.local.template_routes import load_template
 
-ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_FUNCTIONS = {"system", "datasets", "remember", "query", "graph", "sessions", "forget", "migrate"}
 
 

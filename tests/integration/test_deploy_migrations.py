@@ -8,10 +8,10 @@ import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import psycopg
 import pytest
+from conftest import ROOT
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -20,7 +20,6 @@ from gligabao.db import connection
 from gligabao.db.deploy_migrations import PHYSICAL_RESOURCE_ID, safe_reason
 from gligabao.db.migrate import available_migrations
 
-ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "s3cr3t-Pa55word-never-shown"
 
 
