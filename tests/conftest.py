@@ -4,6 +4,7 @@ database per test session, emptied before every test; provider keys cleared per 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import psycopg
@@ -29,7 +30,7 @@ os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ["POWERTOOLS_SERVICE_NAME"] = "gligabao"
 os.environ["POWERTOOLS_METRICS_NAMESPACE"] = "gligabao"
 
-pytest_plugins = ["fakes.fixtures", "remember_helpers"]
+pytest_plugins = ["fakes.fixtures", "remember_helpers", "aws_helpers"]
 
 
 def _admin_url() -> str:
@@ -111,6 +112,51 @@ def api(local_api_server, db):
     from http_client import LocalApiClient
 
     return LocalApiClient(local_api_server)
+
+
+# --- tests/unit: no PostgreSQL, no HTTP, no socket at all (tests/integration and tests/e2e have them)
+
+UNIT_TESTS = ROOT / "tests" / "unit"
+SERVER_FIXTURES = {
+    "database_url",
+    "db",
+    "local_api_server",
+    "api",
+    "anthropic_server",
+    "openai_server",
+    "fake_anthropic",
+    "fake_openai",
+    "models",
+}
+
+
+def _is_unit_test(item: pytest.Item) -> bool:
+    return Path(item.path).is_relative_to(UNIT_TESTS)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before any fixture is set up: a unit test never starts the database or a server.
+    if _is_unit_test(item) and SERVER_FIXTURES & set(item.fixturenames):
+        used = ", ".join(sorted(SERVER_FIXTURES & set(item.fixturenames)))
+        pytest.fail(f"a unit test uses {used}: it belongs in tests/integration or tests/e2e", pytrace=False)
+
+
+def _refusing(method):
+    def refused(sock, address, *args):
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            raise OSError(
+                f"a unit test opened a network socket ({address!r}): it belongs in tests/integration"
+            )
+        return method(sock, address, *args)
+
+    return refused
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_open_no_socket(request, monkeypatch):
+    if _is_unit_test(request.node):
+        for name in ("connect", "connect_ex", "bind"):
+            monkeypatch.setattr(socket.socket, name, _refusing(getattr(socket.socket, name)))
 
 
 def count_rows(conn: psycopg.Connection, table: str) -> int:

@@ -8,8 +8,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from remember_helpers import remember
 
-from gligabao.memory.temporal import fact_period, parse_fact_time
-
 REFERENCE_TIME = "2025-01-31T09:00:00Z"
 
 
@@ -129,33 +127,3 @@ def test_the_same_relation_again_after_it_ended_is_a_new_period(api, db, models)
 
     assert edge["created"] is True and edge["id"] != ended["id"]
     assert edge_times(db, ended["id"])[1:] == (utc("2020-01-01T00:00:00Z"), None)
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("2023-01-01T00:00:00Z", datetime(2023, 1, 1, tzinfo=UTC)),
-        ("2023-01-01T02:00:00+02:00", datetime(2023, 1, 1, tzinfo=UTC)),
-        ("2023-01-01T00:00:00", datetime(2023, 1, 1, tzinfo=UTC)),
-        ("2023-01-01", datetime(2023, 1, 1, tzinfo=UTC)),
-        (None, None),
-        ("", None),
-        ("null", None),
-        ("sometime in spring", None),
-    ],
-)
-def test_fact_times_are_read_tolerantly_as_utc(text, expected):
-    assert parse_fact_time(text) == expected
-
-
-def test_fact_period_rules():
-    reference = datetime(2025, 1, 31, tzinfo=UTC)
-    start, end = datetime(2023, 1, 1, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=UTC)
-
-    assert fact_period(None, None, reference) == (reference, None)
-    assert fact_period(start, None, reference) == (start, None)
-    assert fact_period(start, end, reference) == (start, end)
-    assert fact_period(end, start, reference) == (end, None)  # an end before the start is a misreading
-    assert fact_period(None, end, reference) == (None, end)  # ended before the text: start unknown
-    later = datetime(2026, 1, 1, tzinfo=UTC)
-    assert fact_period(None, later, reference) == (reference, later)  # will end: holds from the text on

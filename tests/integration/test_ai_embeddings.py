@@ -6,8 +6,8 @@ from fakes.openai_server import cosine
 
 from gligabao import config
 from gligabao.ai import clients
-from gligabao.ai.embeddings import MAX_INPUTS_PER_REQUEST, MAX_TOKENS_PER_REQUEST, request_batches
-from gligabao.errors import NotConfigured, ProviderError
+from gligabao.ai.embeddings import MAX_INPUTS_PER_REQUEST
+from gligabao.errors import ProviderError
 from gligabao.observability.inferences import CallContext
 
 TEXTS = ["Alice", "Acme", "Alice works at Acme.", "Alice lives in Paris.", "Paris"]
@@ -99,19 +99,6 @@ def test_exactly_2048_inputs_are_one_request(fake_openai, call, small_vectors):
     assert len(fake_openai.embedding_requests) == 1
 
 
-def test_requests_are_split_past_the_token_limit_estimated_at_three_characters_a_token():
-    a_third = "x" * (MAX_TOKENS_PER_REQUEST)  # estimated at 100,000 tokens
-    assert [len(batch) for batch in request_batches([a_third] * 4)] == [3, 1]
-    assert [len(batch) for batch in request_batches([a_third + "x"] * 3)] == [2, 1]
-
-
-def test_batches_keep_the_texts_in_order():
-    texts = [f"t{i}" for i in range(5000)]
-    batches = request_batches(texts)
-    assert [len(batch) for batch in batches] == [2048, 2048, 904]
-    assert [text for batch in batches for text in batch] == texts
-
-
 def test_one_inference_per_request_with_the_prompt_tokens(fake_openai, call):
     embed(call, ["Alice works at Acme.", "Paris"])
     [inference] = call.inferences
@@ -163,13 +150,6 @@ def test_error_messages_never_hold_the_key_or_the_texts(fake_openai, call):
         embed(call, TEXTS)
     assert OPENAI_TEST_KEY not in raised.value.message
     assert not any(text in raised.value.message for text in TEXTS)
-
-
-def test_a_missing_key_is_not_configured():
-    with pytest.raises(NotConfigured) as raised:
-        clients.embedder()
-    assert raised.value.status == 503
-    assert raised.value.message == "embeddings not configured: OPENAI_API_KEY is not set"
 
 
 def test_the_fake_gives_identical_texts_cosine_one_and_similar_texts_a_high_cosine(fake_openai, call):

@@ -1,0 +1,29 @@
+"""Provider keys (SPEC section 3) when Secrets Manager cannot be reached: the environment still
+counts, and the failure is quick, never a crash."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from aws_helpers import use_secret
+
+from gligabao import config
+from gligabao.errors import NotConfigured
+
+OPENAI = "sk-proj-test-openai-key-00000000000000000"
+
+
+def test_unreachable_secrets_manager_does_not_crash(aws_env, monkeypatch):
+    # No mock: an endpoint where nothing listens, one attempt only.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    monkeypatch.setenv("AWS_RETRY_MODE", "standard")
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI)
+    use_secret(monkeypatch, "arn:aws:secretsmanager:us-east-1:123456789012:secret:gligabao/keys-AbCdEf")
+
+    started = time.monotonic()
+    assert config.provider_keys() == {"OPENAI_API_KEY": OPENAI}  # the environment still counts
+    assert time.monotonic() - started < 30
+    with pytest.raises(NotConfigured, match="ANTHROPIC_API_KEY is not set"):
+        config.require_key("ANTHROPIC_API_KEY")

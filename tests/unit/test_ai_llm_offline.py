@@ -1,0 +1,37 @@
+"""The LLM client without a provider (SPEC section 8): a missing key, Bedrock, and the provider
+SDKs imported only on first use."""
+
+import subprocess
+import sys
+
+import pytest
+
+from gligabao import config
+from gligabao.ai import clients
+from gligabao.errors import NotConfigured
+
+
+def test_a_missing_key_is_not_configured():
+    with pytest.raises(NotConfigured) as raised:
+        clients.llm()
+    assert raised.value.status == 503
+    assert raised.value.message == "LLM not configured: ANTHROPIC_API_KEY is not set"
+
+
+def test_bedrock_needs_no_key(monkeypatch):
+    monkeypatch.setenv("GB_LLM_PROVIDER", "bedrock")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    config.reset_caches()
+    llm = clients.llm()
+    assert llm.provider == "bedrock"
+    assert type(llm.client).__name__ == "AnthropicBedrock"
+
+
+def test_importing_the_ai_modules_imports_no_provider_sdk():
+    code = (
+        "import sys\n"
+        "import gligabao.ai.llm, gligabao.ai.embeddings, gligabao.ai.clients, gligabao.ai.stages\n"
+        "print(sorted(m for m in ('anthropic', 'openai', 'httpx', 'httpx2') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
