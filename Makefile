@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test pytest lint-template tools build migrate openapi bench bench-remember bench-query clean
+.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-query clean
 
 install: $(VENV)/.installed
 
@@ -26,9 +26,16 @@ migrate: install
 openapi: install
 	$(BIN)/gligabao openapi
 
+# The template's lint, ruff (lint and format), then every test: unit, integration, end-to-end.
 test: install tools
 	$(MAKE) lint-template
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
+
+# The unit tests only (tests/unit): no database, no HTTP; a few seconds.
+test-unit: install
+	$(BIN)/python -m pytest -q tests/unit
 
 pytest: install
 	$(BIN)/python -m pytest -q
