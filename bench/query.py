@@ -30,7 +30,7 @@ import random
 import statistics
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -481,7 +481,7 @@ def count_round_trips(probe: Probe, limits) -> list[str]:
 
 def recall(probes_: list[Probe], limits) -> dict[str, tuple[int, int]]:
     """Per kind of hit: (found by the normal path, found by the exact scan) over the probes."""
-    exact_limits = replace(limits, exact_scan_max_rows=10**9)
+    exact_limits = limits.model_copy(update={"exact_scan_max_rows": 10**9})
     totals = {"similarity seeds": [0, 0], "similar facts": [0, 0], "passages": [0, 0]}
     for probe in probes_:
         normal, exact = run_retrieval(probe, limits), run_retrieval(probe, exact_limits)

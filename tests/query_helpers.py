@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from fakes.openai_server import DEFAULT_DIMENSIONS, hashed_bag_of_words
 
+from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.names import normalized_name
-from gligabao.memory.retrieval import TERM_IN_DESCRIPTION_SCORE, TERM_IN_NAME_SCORE, WHOLE_NAME_SCORE
 
 DIMENSIONS = DEFAULT_DIMENSIONS
 T0 = datetime(2025, 1, 31, 9, 0, 0, tzinfo=UTC)
@@ -223,11 +223,13 @@ def prompt_sent(fake_anthropic) -> str:
     return prompt_text(fake_anthropic.messages[-1])
 
 
-def keyword_score(name: str, description: str, terms: list[str], normalized_question: str) -> int:
+def keyword_score(
+    name: str, description: str, terms: list[str], normalized_question: str, limits=DEFAULT_LIMITS
+) -> int:
     """The seed's score of one entity, in Python: the oracle the SQL scoring is compared with."""
     lowered_name, lowered_description = normalized_name(name), description.lower()
-    score = WHOLE_NAME_SCORE if lowered_name and lowered_name in normalized_question else 0
+    score = limits.whole_name_score if lowered_name and lowered_name in normalized_question else 0
     for term in terms:
-        score += TERM_IN_NAME_SCORE if term in lowered_name else 0
-        score += TERM_IN_DESCRIPTION_SCORE if term in lowered_description else 0
+        score += limits.term_in_name_score if term in lowered_name else 0
+        score += limits.term_in_description_score if term in lowered_description else 0
     return score

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 import threading
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -105,7 +104,7 @@ def test_keyword_seeds_are_exact_beyond_the_most_recent_entities(db):
         "acme acme engineer ai",
     ]
     for window in (1, 3, 7, 12, 20, 500):
-        limits = replace(DEFAULT_LIMITS, keyword_window=window)
+        limits = DEFAULT_LIMITS.model_copy(update={"keyword_window": window})
         for question in questions:
             terms, normalized = query_terms(question), " ".join(question.lower().split())
             expected = sorted(
@@ -139,7 +138,7 @@ def test_an_older_entity_whose_description_holds_more_terms_outranks_the_recent_
         for i in range(10)
     ]
 
-    context = retrieved("acme paris coffee?", limits=replace(DEFAULT_LIMITS, keyword_window=10))
+    context = retrieved("acme paris coffee?", limits=DEFAULT_LIMITS.model_copy(update={"keyword_window": 10}))
 
     assert context.keyword_seeds == [best, *reversed(new[1:])]
 
@@ -335,7 +334,7 @@ def test_at_most_5_chunks_and_5_summaries_are_taken_from_their_indexes(db):
 # --- 2. the per-dataset filter is exact ---------------------------------------------------------
 
 
-TINY = replace(DEFAULT_LIMITS, exact_scan_max_rows=5, hnsw_candidates=16)
+TINY = DEFAULT_LIMITS.model_copy(update={"exact_scan_max_rows": 5, "hnsw_candidates": 16})
 
 
 def test_a_small_dataset_keeps_its_best_matches_beside_a_large_dataset_with_closer_rows(db):

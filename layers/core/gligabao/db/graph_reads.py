@@ -5,7 +5,7 @@
 2. `context_rows`: everything else at once: the four similarity searches, the seeds, the
    fallback, the one-hop expansion, the similar facts and the passages, as rows of one result.
 
-Every value is a parameter; the SQL text is built only from the fixed fragments below.
+Every value is a parameter (the numbers of the seed come from gligabao.limits); the SQL text is built only from the fixed fragments below.
 
 How the similarity searches keep the per-dataset filter exact (pgvector 0.6 has no iterative
 index scan: an HNSW scan returns at most `hnsw.ef_search` rows of the whole table, which
@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import psycopg
 from pgvector import Vector
+
+from gligabao.limits import DEFAULT_LIMITS
 
 
 @dataclass(frozen=True)
@@ -55,19 +57,25 @@ def keyword_seeds(
     limit: int,
     window: int,
     ef_search: int,
+    whole_name_score: int = DEFAULT_LIMITS.whole_name_score,
+    term_in_name_score: int = DEFAULT_LIMITS.term_in_name_score,
+    term_in_description_score: int = DEFAULT_LIMITS.term_in_description_score,
 ) -> KeywordSeeds:
-    """The dataset's id and its top `limit` entities by the seed's keyword score, ties broken by
-    the most recently updated (then the highest id).
+    """The dataset's id and its top `limit` entities by the seed's keyword score (the whole name in
+    the question, each term in the name, each term in the description: the three `*_score`s), ties
+    broken by the most recently updated (then the highest id). Only entities that score are seeds.
 
     The scores are exact; indexes only narrow which entities get scored (migration 0002):
     * the *named* ones: a term in the name (gram index) or the name in the question (prefix index);
     * the *recent* ones: the `window` most recently updated entities, all scored;
     * the *older* ones whose description holds enough terms to still make the top: an entity
-      outside the window only scores by its description (1 per term) unless it is named, so it
-      matters only with more terms than the `limit`-th best so far (as many when that one is an
-      older named entity). Those are found by the description gram index: any term, any two
-      terms or any three terms. A term common enough to make that search large also fills the
-      window with matches, which raises the number of terms needed: the search stays small.
+      outside the window only scores by its description (`term_in_description_score` per term)
+      unless it is named, so it matters only with enough terms to beat the `limit`-th best so far
+      (or to tie it, when that one is an older named entity: an older entity loses every tie with
+      the window, which holds the most recently updated ones). Those are found by the description
+      gram index: any term, any two terms or any three terms. A term common enough to make that
+      search large also fills the window with matches, which raises the number of terms needed:
+      the search stays small.
     """
     params: dict[str, object] = {
         "user_id": user_id,
@@ -78,14 +86,24 @@ def keyword_seeds(
         "limit": limit,
         "window": window,
         "terms": len(terms),
+        "whole_name_score": whole_name_score,
+        "term_in_name_score": term_in_name_score,
+        "term_in_description_score": term_in_description_score,
     }
     named = ["left(e.normalized_name, 6) = ANY(%(prefixes)s::text[])"]  # the gb_entities_name_prefix index
-    score = ["CASE WHEN strpos(%(question)s, e.normalized_name) > 0 THEN 5 ELSE 0 END"]
+    score = [
+        "CASE WHEN strpos(%(question)s, e.normalized_name) > 0 THEN %(whole_name_score)s::integer ELSE 0 END"
+    ]
     for i, (term, grams) in enumerate(zip(terms, term_grams, strict=True)):
         params[f"t{i}"], params[f"g{i}"] = term, grams
         named.append(f"gb_grams(e.dataset_id, e.normalized_name) @> {_KEYS} %(g{i})s::text[])")
-        score.append(f"CASE WHEN strpos(e.normalized_name, %(t{i})s) > 0 THEN 3 ELSE 0 END")
-        score.append(f"CASE WHEN strpos(lower(e.description), %(t{i})s) > 0 THEN 1 ELSE 0 END")
+        score.append(
+            f"CASE WHEN strpos(e.normalized_name, %(t{i})s) > 0 THEN %(term_in_name_score)s::integer ELSE 0 END"
+        )
+        score.append(
+            f"CASE WHEN strpos(lower(e.description), %(t{i})s) > 0"
+            " THEN %(term_in_description_score)s::integer ELSE 0 END"
+        )
     score_sql = " + ".join(score)
     singles, pairs, triples = (_description_arms(len(terms), size) for size in (1, 2, 3))
     if len(triples) > MAX_DESCRIPTION_ARMS:
@@ -124,16 +142,21 @@ def keyword_seeds(
             GROUP BY id, updated_at, score
         ),
         last_place AS MATERIALIZED (
-            SELECT score, in_window FROM near
+            -- the score an older entity needs to take the last place: more than it, or as much
+            -- when that one is older too (an older entity loses every tie with the window)
+            SELECT score + CASE WHEN in_window THEN 1 ELSE 0 END AS to_take
+            FROM near
             ORDER BY score DESC, updated_at DESC, id DESC
             OFFSET %(limit)s - 1 LIMIT 1
         ),
         needed AS MATERIALIZED (
+            -- the terms an older, unnamed entity's description must hold for that score (0: none)
             SELECT CASE
                 WHEN (SELECT count(*) FROM recent) < %(window)s THEN 0  -- the window held the whole dataset
+                WHEN %(term_in_description_score)s::integer <= 0 THEN 0  -- a description never scores
                 WHEN NOT EXISTS (SELECT 1 FROM last_place) THEN 1
-                WHEN (SELECT in_window FROM last_place) THEN (SELECT score FROM last_place) + 1
-                ELSE (SELECT score FROM last_place)
+                ELSE ((SELECT to_take FROM last_place) + %(term_in_description_score)s::integer - 1)
+                     / %(term_in_description_score)s::integer
             END AS terms
         ),
         older AS MATERIALIZED (
@@ -165,7 +188,7 @@ def keyword_seeds(
     return KeywordSeeds(rows[0]["dataset_id"], [row["id"] for row in seeds], [row["score"] for row in seeds])
 
 
-# Without terms, only a name inside the question scores (+5).
+# Without terms, only a name inside the question scores (`whole_name_score`).
 _KEYWORD_SQL_WITHOUT_TERMS = """
     WITH dataset AS MATERIALIZED (
         SELECT id, set_config('hnsw.ef_search', %(ef_search)s, true) AS ef_search
@@ -178,7 +201,7 @@ _KEYWORD_SQL_WITHOUT_TERMS = """
         SELECT e.id, {score} AS score
         FROM gb_entities AS e
         WHERE e.dataset_id = (SELECT id FROM dataset) AND ({named})
-          AND strpos(%(question)s, e.normalized_name) > 0
+          AND strpos(%(question)s, e.normalized_name) > 0 AND %(whole_name_score)s::integer > 0
         ORDER BY e.updated_at DESC, e.id DESC
         LIMIT %(limit)s
     ) AS s ON true

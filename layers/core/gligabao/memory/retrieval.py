@@ -20,39 +20,13 @@ import psycopg
 from gligabao.db import graph_reads
 from gligabao.db.connection import user_transaction
 from gligabao.errors import NotFound, ProviderError
+from gligabao.limits import DEFAULT_LIMITS, Limits
 from gligabao.memory.names import normalized_name
 
+# The numbers of the seed (SPEC section 14) live once, in gligabao.limits. `RetrievalLimits` is
+# the name memory/query.py still imports; `DEFAULT_LIMITS` is re-exported for the tests and bench.
+RetrievalLimits = Limits
 
-@dataclass(frozen=True)
-class RetrievalLimits:
-    """The numbers of seeds/query.md (SPEC section 14): configurable, these are the defaults."""
-
-    max_terms: int = 12  # question terms kept
-    min_term_chars: int = 2  # shorter terms are dropped
-    keyword_seeds: int = 10  # top entities by keyword score
-    similarity_threshold: float = 0.75  # cosine a vector match counts from
-    similar_entities: int = 10
-    similar_edges: int = 10
-    similar_chunks: int = 5
-    similar_summaries: int = 5
-    fallback_seeds: int = 25  # most recently updated entities when nothing matched
-    expansion_edges: int = 100  # one-hop edges around the seeds, newest first
-    passages_with_text: int = 3
-    passages_summary_only: int = 5
-    # Keyword search strategy (not in the seed): the most recently updated entities all scored,
-    # older ones only when their description can still make the top (db/graph_reads.py).
-    keyword_window: int = 1000
-    # Vector search strategy (not in the seed: how the per-dataset filter stays exact).
-    exact_scan_max_rows: int = 1000  # a dataset with at most this many rows in an index is scanned exactly
-    hnsw_candidates: int = 64  # rows taken from an HNSW index before the dataset filter (= hnsw.ef_search)
-
-
-DEFAULT_LIMITS = RetrievalLimits()
-
-# Keyword scoring (step 1.2 of the seed).
-WHOLE_NAME_SCORE = 5
-TERM_IN_NAME_SCORE = 3
-TERM_IN_DESCRIPTION_SCORE = 1
 # A name inside the question starts with one of the question's substrings of this many
 # characters (or is shorter): the width of the gb_entities_name_prefix index.
 NAME_PREFIX_CHARS = 6
@@ -74,15 +48,15 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[^\W_]+")
 
 
-def query_terms(question: str, limits: RetrievalLimits = DEFAULT_LIMITS) -> list[str]:
-    """The question lowercased and split into terms: short terms, stopwords and duplicates
-    dropped, at most `max_terms` kept, in the order of the question."""
+def query_terms(question: str, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """The question lowercased and split into terms: terms shorter than `min_term_chars`,
+    stopwords and duplicates dropped, at most `max_query_terms` kept, in the order of the question."""
     terms: list[str] = []
     for word in _WORD.findall(normalized_name(question)):
         if len(word) < limits.min_term_chars or word in STOPWORDS or word in terms:
             continue
         terms.append(word)
-        if len(terms) == limits.max_terms:
+        if len(terms) == limits.max_query_terms:
             break
     return terms
 
@@ -176,7 +150,7 @@ def retrieve(
     dataset: str,
     question: str,
     embedding: Future[list[float]] | Callable[[], list[float]],
-    limits: RetrievalLimits = DEFAULT_LIMITS,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Context:
     """The context of `question` in the user's dataset.
 
@@ -199,6 +173,9 @@ def retrieve(
             limit=limits.keyword_seeds,
             window=limits.keyword_window,
             ef_search=limits.hnsw_candidates,
+            whole_name_score=limits.whole_name_score,
+            term_in_name_score=limits.term_in_name_score,
+            term_in_description_score=limits.term_in_description_score,
         )
         keyword_ms = _ms_since(started)
         if keywords.dataset_id is None:
