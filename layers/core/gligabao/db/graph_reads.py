@@ -4,8 +4,13 @@
    being embedded). It also sets `hnsw.ef_search` for the rest of the transaction.
 2. `context_rows`: everything else at once: the four similarity searches, the seeds, the
    fallback, the one-hop expansion, the similar facts and the passages, as rows of one result.
+   The statement is composed of named CTE builders (`similarity_search`, `similar_facts_ctes`,
+   `seeds_ctes`, `expansion_ctes`, `passages_ctes`, then `CONTEXT_SELECT`), each of which can be
+   run on its own with its upstream CTEs given as VALUES. Every row carries its rank `Band`,
+   which tells the decoder (memory/retrieval.py) its kind and its role.
 
-Every value is a parameter (the numbers of the seed come from gligabao.limits); the SQL text is built only from the fixed fragments below.
+Every value is a parameter (the numbers of the seed come from gligabao.limits, the bands from
+`Band`); the SQL text is built only from the fixed fragments below.
 
 How the similarity searches keep the per-dataset filter exact (pgvector 0.6 has no iterative
 index scan: an HNSW scan returns at most `hnsw.ef_search` rows of the whole table, which
@@ -22,11 +27,12 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from enum import IntEnum
 
 import psycopg
 from pgvector import Vector
 
-from gligabao.limits import DEFAULT_LIMITS
+from gligabao.limits import DEFAULT_LIMITS, Limits
 
 
 @dataclass(frozen=True)
@@ -228,7 +234,7 @@ def _older_entities(arms: list[str], terms_needed: str, score_sql: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Index:
+class VectorIndex:
     """One of the four vector indexes of a dataset."""
 
     name: str
@@ -239,18 +245,68 @@ class _Index:
     live: str = ""  # what a row must be to be retrieved
 
 
-_INDEXES = (
-    _Index("entities", "gb_entities", "embedding", "similar_entities"),
-    _Index("edges", "gb_edges", "embedding", "similar_edges", live=" AND expired_at IS NULL"),
-    _Index("chunks", "gb_artifacts", "embedding", "similar_chunks", rows=" AND kind = 'chunk'"),
-    _Index("summaries", "gb_artifacts", "summary_embedding", "similar_summaries", rows=" AND kind = 'chunk'"),
+VECTOR_INDEXES = (
+    VectorIndex("entities", "gb_entities", "embedding", "similar_entities"),
+    VectorIndex("edges", "gb_edges", "embedding", "similar_edges", live=" AND expired_at IS NULL"),
+    VectorIndex("chunks", "gb_artifacts", "embedding", "similar_chunks", rows=" AND kind = 'chunk'"),
+    VectorIndex(
+        "summaries", "gb_artifacts", "summary_embedding", "similar_summaries", rows=" AND kind = 'chunk'"
+    ),
 )
 
 _EXTRA_COLUMNS = {"gb_edges": ", expired_at", "gb_artifacts": ", kind", "gb_entities": ""}
 
 
-def _similarity_search(index: _Index) -> str:
-    """CTEs `<name>_hits(id, similarity)`, best first, and `<name>_path` (exact, hnsw or hnsw+exact)."""
+class Band(IntEnum):
+    """The rank band of a row of `context_rows`: what the row is and why it is in the context.
+
+    Rows come in band order, then by their rank inside the band. The band is a column of its
+    own, not a range of one rank number: no limit can make a band overflow into the next, so
+    the bands need no width. The SQL takes each value as the parameter `band.parameter`; the
+    decoder (memory/retrieval.py, `context_from_rows`) reads the row's kind and role from it.
+    """
+
+    KEYWORD_SEED = 1  # entity: a keyword seed; rank: its place among them, best first
+    SIMILARITY_SEED = 2  # entity: a similarity seed that is no keyword seed; rank: best first
+    FALLBACK_SEED = 3  # entity: nothing matched; rank: most recently updated first
+    ENDPOINT = 4  # entity: only an end of a context edge; rank: 2 * the edge's place (+1 for the target)
+    SIMILAR_FACT = 5  # edge: found in the edge index; rank: best first
+    EXPANSION = 6  # edge: one hop around a seed, no similar fact; rank: newest first
+    PASSAGE_WITH_TEXT = 7  # passage: one of the best, given with its text; rank: best first
+    PASSAGE_SUMMARY_ONLY = 8  # passage: given with its summary only; rank: its place among all passages
+    SEARCH_PATH = 9  # not context: the path an index's search took (name: the index, type: the path)
+
+    @property
+    def kind(self) -> str:
+        """entity, edge, passage or search."""
+        return _BAND_KINDS[self]
+
+    @property
+    def parameter(self) -> str:
+        """The name of the SQL parameter holding the band's value: `band_<name>`."""
+        return f"band_{self.name.lower()}"
+
+
+_BAND_KINDS = {
+    Band.KEYWORD_SEED: "entity",
+    Band.SIMILARITY_SEED: "entity",
+    Band.FALLBACK_SEED: "entity",
+    Band.ENDPOINT: "entity",
+    Band.SIMILAR_FACT: "edge",
+    Band.EXPANSION: "edge",
+    Band.PASSAGE_WITH_TEXT: "passage",
+    Band.PASSAGE_SUMMARY_ONLY: "passage",
+    Band.SEARCH_PATH: "search",
+}
+
+BAND_PARAMETERS = {band.parameter: int(band) for band in Band}
+
+
+def similarity_search(index: VectorIndex) -> str:
+    """CTEs `<name>_hits(id, similarity)`, best first, and `<name>_path(path)` (exact, hnsw or
+    hnsw+exact): the index's matches from `%(threshold)s`, at most `%(<take>)s` of them.
+
+    Parameters: ds, q, threshold, exact_max, candidates and the index's `take`."""
     n, table, column, take = index.name, index.table, index.column, index.take
     return f"""
     {n}_small AS MATERIALIZED (
@@ -298,42 +354,66 @@ def _similarity_search(index: _Index) -> str:
     )"""
 
 
-# Ranks order the rendering: keyword seeds (1..), similarity seeds (1001..), fallback seeds
-# (2001..), then the other ends of the edges (10001..); similar facts (1..) before the
-# expansion edges (101..).
-_CONTEXT_SQL = (
-    "WITH"
-    + ",".join(_similarity_search(index) for index in _INDEXES)
-    + """,
-    seed_candidates AS (
-        SELECT id, ord AS rank FROM unnest(%(keyword_seeds)s::bigint[]) WITH ORDINALITY AS k(id, ord)
-        UNION ALL
-        SELECT id, 1000 + row_number() OVER (ORDER BY similarity DESC, id) FROM entities_hits
-    ),
-    matched_seeds AS MATERIALIZED (
-        SELECT e.id, min(c.rank) AS rank
-        FROM seed_candidates AS c
-        JOIN gb_entities AS e ON e.id = c.id AND e.dataset_id = %(ds)s
-        GROUP BY e.id
-    ),
-    similar_edges AS MATERIALIZED (
+def similar_facts_ctes() -> str:
+    """CTE `similar_facts(id, rank)`: the live edges of the dataset among `edges_hits`, best first
+    (a hit whose row was deleted, superseded or moved is dropped).
+
+    Upstream: edges_hits(id, similarity). Parameters: ds."""
+    return """
+    similar_facts AS MATERIALIZED (
         SELECT g.id, row_number() OVER (ORDER BY h.similarity DESC, g.id) AS rank
         FROM edges_hits AS h
         JOIN gb_edges AS g ON g.id = h.id AND g.dataset_id = %(ds)s AND g.expired_at IS NULL
+    )"""
+
+
+def seeds_ctes() -> str:
+    """CTE `seeds(id, band, rank)`: the keyword seeds (the parameter, best first), then the
+    similarity seeds (`entities_hits`, best first) that are not keyword seeds, all resolved in
+    the dataset; or, only when none of them and no similar fact is there, the `%(fallback)s`
+    most recently updated entities of the dataset.
+
+    Upstream: entities_hits(id, similarity), similar_facts(id). Parameters: ds, keyword_seeds,
+    fallback and the bands."""
+    return """
+    seed_candidates AS (
+        SELECT id, %(band_keyword_seed)s::integer AS band, ord AS rank
+        FROM unnest(%(keyword_seeds)s::bigint[]) WITH ORDINALITY AS k(id, ord)
+        UNION ALL
+        SELECT id, %(band_similarity_seed)s::integer, row_number() OVER (ORDER BY similarity DESC, id)
+        FROM entities_hits
+    ),
+    matched_seeds AS MATERIALIZED (
+        SELECT DISTINCT ON (e.id) e.id, c.band, c.rank
+        FROM seed_candidates AS c
+        JOIN gb_entities AS e ON e.id = c.id AND e.dataset_id = %(ds)s
+        ORDER BY e.id, c.band, c.rank
     ),
     fallback_seeds AS (
-        SELECT id, 2000 + row_number() OVER (ORDER BY updated_at DESC, id DESC) AS rank
+        SELECT id, %(band_fallback_seed)s::integer AS band,
+               row_number() OVER (ORDER BY updated_at DESC, id DESC) AS rank
         FROM (SELECT id, updated_at FROM gb_entities
               WHERE dataset_id = %(ds)s
-                AND NOT EXISTS (SELECT 1 FROM matched_seeds) AND NOT EXISTS (SELECT 1 FROM similar_edges)
+                AND NOT EXISTS (SELECT 1 FROM matched_seeds) AND NOT EXISTS (SELECT 1 FROM similar_facts)
               ORDER BY updated_at DESC, id DESC
               LIMIT %(fallback)s) AS recent
     ),
     seeds AS MATERIALIZED (
-        SELECT id, rank FROM matched_seeds
+        SELECT id, band, rank FROM matched_seeds
         UNION ALL
-        SELECT id, rank FROM fallback_seeds
-    ),
+        SELECT id, band, rank FROM fallback_seeds
+    )"""
+
+
+def expansion_ctes() -> str:
+    """CTEs `around(id, created_at)`: the `%(expansion)s` newest live edges of the dataset with a
+    seed at either end; `context_edges(id, source_id, target_id, relation, description,
+    artifact_id, valid_at, invalid_at, created_at, expired_at, band, rank)`: the similar facts
+    then those (each edge once); `context_entities(id, band, rank)`: the seeds, then the ends of
+    the context edges in the order of the edges (each entity once, in its first band).
+
+    Upstream: seeds(id, band, rank), similar_facts(id, rank). Parameters: ds, expansion and the bands."""
+    return """
     around AS MATERIALIZED (
         SELECT id, created_at
         FROM (SELECT n.id, n.created_at
@@ -355,21 +435,37 @@ _CONTEXT_SQL = (
         LIMIT %(expansion)s
     ),
     context_edges AS MATERIALIZED (
-        SELECT g.*, c.rank
-        FROM (SELECT id, min(rank) AS rank
-              FROM (SELECT id, rank FROM similar_edges
+        SELECT g.id, g.source_id, g.target_id, g.relation, g.description, g.artifact_id,
+               g.valid_at, g.invalid_at, g.created_at, g.expired_at, c.band, c.rank
+        FROM (SELECT DISTINCT ON (id) id, band, rank
+              FROM (SELECT id, %(band_similar_fact)s::integer AS band, rank FROM similar_facts
                     UNION ALL
-                    SELECT id, 100 + row_number() OVER (ORDER BY created_at DESC, id DESC) FROM around) AS e
-              GROUP BY id) AS c
+                    SELECT id, %(band_expansion)s::integer, row_number() OVER (ORDER BY created_at DESC, id DESC)
+                    FROM around) AS e
+              ORDER BY id, band, rank) AS c
         JOIN gb_edges AS g ON g.id = c.id
     ),
     context_entities AS MATERIALIZED (
-        SELECT id, min(rank) AS rank
-        FROM (SELECT id, rank FROM seeds
-              UNION ALL SELECT source_id, 10000 + 2 * rank FROM context_edges
-              UNION ALL SELECT target_id, 10001 + 2 * rank FROM context_edges) AS e
-        GROUP BY id
-    ),
+        SELECT DISTINCT ON (id) id, band, rank
+        FROM (SELECT id, band, rank FROM seeds
+              UNION ALL
+              SELECT ends.id, %(band_endpoint)s::integer, 2 * g.place + ends.side
+              FROM (SELECT source_id, target_id, row_number() OVER (ORDER BY band, rank, id) AS place
+                    FROM context_edges) AS g
+              CROSS JOIN LATERAL (VALUES (g.source_id, 0), (g.target_id, 1)) AS ends(id, side)) AS e
+        ORDER BY id, band, rank
+    )"""
+
+
+def passages_ctes() -> str:
+    """CTE `passages(id, band, rank, with_summary)`: the chunk and summary hits put together by
+    chunk (a chunk's score is the better of its two) and ranked; the best
+    `%(passages_with_text)s` with their text, then up to `%(passages_summary_only)s` more found by
+    their summary, with it only. `with_summary`: the summary was found (then it is given).
+
+    Upstream: chunks_hits(id, similarity), summaries_hits(id, similarity). Parameters:
+    passages_with_text, passages_summary_only and the bands."""
+    return """
     chunk_scores AS (
         SELECT id, max(similarity) AS score, bool_or(by_summary) AS by_summary
         FROM (SELECT id, similarity, false AS by_summary FROM chunks_hits
@@ -381,67 +477,99 @@ _CONTEXT_SQL = (
         SELECT id, by_summary, row_number() OVER (ORDER BY score DESC, id) AS rank FROM chunk_scores
     ),
     passages AS (
-        SELECT id, rank, true AS with_text, by_summary AS with_summary
+        SELECT id, %(band_passage_with_text)s::integer AS band, rank, by_summary AS with_summary
         FROM ranked_passages WHERE rank <= %(passages_with_text)s
         UNION ALL
-        SELECT id, rank, false, true
+        SELECT id, %(band_passage_summary_only)s::integer, rank, true
         FROM (SELECT id, rank FROM ranked_passages
               WHERE rank > %(passages_with_text)s AND by_summary
               ORDER BY rank
               LIMIT %(passages_summary_only)s) AS summary_only
-    )
-    SELECT 'entity' AS kind, c.rank, e.id, e.name, e.type, e.description,
-           CASE WHEN c.rank < 1000 THEN 'keyword_seed' WHEN c.rank < 2000 THEN 'similarity_seed'
-                WHEN c.rank < 10000 THEN 'fallback_seed' ELSE 'endpoint' END AS role,
+    )"""
+
+
+# The rows of the context, in rendering order (band, then rank): entities, edges, passages, then
+# one row per index saying which path its search took. The columns a kind has no use for are NULL.
+# Upstream: context_entities, context_edges, passages and the four `<index>_path`.
+CONTEXT_SELECT = """
+    SELECT c.band, c.rank, e.id, e.name, e.type, e.description,
            NULL::bigint AS source_id, NULL::bigint AS target_id, NULL::text AS relation,
            NULL::bigint AS artifact_id, NULL::timestamptz AS valid_at, NULL::timestamptz AS invalid_at,
            NULL::timestamptz AS created_at, NULL::timestamptz AS expired_at,
            NULL::bigint AS parent_id, NULL::integer AS chunk_index, NULL::text AS summary, NULL::text AS text
     FROM context_entities AS c JOIN gb_entities AS e ON e.id = c.id
     UNION ALL
-    SELECT 'edge', g.rank, g.id, NULL, NULL, g.description,
-           CASE WHEN g.rank <= 100 THEN 'similar_fact' ELSE 'expansion' END,
+    SELECT g.band, g.rank, g.id, NULL, NULL, g.description,
            g.source_id, g.target_id, g.relation, g.artifact_id, g.valid_at, g.invalid_at, g.created_at,
            g.expired_at, NULL, NULL, NULL, NULL
     FROM context_edges AS g
     UNION ALL
-    SELECT 'passage', p.rank, a.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           a.parent_id, a.chunk_index,
-           CASE WHEN p.with_summary THEN a.summary END, CASE WHEN p.with_text THEN a.text END
+    SELECT p.band, p.rank, a.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           a.parent_id, a.chunk_index, CASE WHEN p.with_summary THEN a.summary END,
+           CASE WHEN p.band = %(band_passage_with_text)s::integer THEN a.text END
     FROM passages AS p JOIN gb_artifacts AS a ON a.id = p.id
     UNION ALL
-    SELECT 'search', 0, NULL, i.name, i.path, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL
+    SELECT %(band_search_path)s::integer, 0, NULL, i.name, i.path, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           NULL, NULL, NULL, NULL, NULL, NULL
     FROM (SELECT 'entities' AS name, path FROM entities_path
           UNION ALL SELECT 'edges', path FROM edges_path
           UNION ALL SELECT 'chunks', path FROM chunks_path
           UNION ALL SELECT 'summaries', path FROM summaries_path) AS i
-    ORDER BY 1, 2, 3
-    """
-)
+    ORDER BY band, rank, id, name
+"""
+
+
+def with_ctes(ctes: list[str], select: str) -> str:
+    """One statement: the CTE fragments (each one or more `name AS (...)`), then the select."""
+    return "WITH" + ",".join(ctes) + "\n" + select
+
+
+def context_statement() -> str:
+    """The whole context of a question in one statement: the builders, composed in order."""
+    return with_ctes(
+        [
+            *(similarity_search(index) for index in VECTOR_INDEXES),
+            similar_facts_ctes(),
+            seeds_ctes(),
+            expansion_ctes(),
+            passages_ctes(),
+        ],
+        CONTEXT_SELECT,
+    )
+
+
+_CONTEXT_SQL = context_statement()
+
+
+def context_parameters(
+    *, dataset_id: int, vector: list[float], keyword_seeds: list[int], limits: Limits
+) -> dict[str, object]:
+    """The parameters of the context statement (and of each of its builders)."""
+    return {
+        "ds": dataset_id,
+        "q": Vector(vector),
+        "keyword_seeds": keyword_seeds,
+        "threshold": limits.similarity_threshold,
+        "exact_max": limits.exact_scan_max_rows,
+        "candidates": limits.hnsw_candidates,
+        "similar_entities": limits.similar_entities,
+        "similar_edges": limits.similar_edges,
+        "similar_chunks": limits.similar_chunks,
+        "similar_summaries": limits.similar_summaries,
+        "fallback": limits.fallback_seeds,
+        "expansion": limits.expansion_edges,
+        "passages_with_text": limits.passages_with_text,
+        "passages_summary_only": limits.passages_summary_only,
+        **BAND_PARAMETERS,
+    }
 
 
 def context_rows(
     conn: psycopg.Connection, *, dataset_id: int, vector: list[float], keyword_seeds: list[int], limits
 ) -> list[dict]:
-    """The context of a question, in rendering order: rows of kind entity, edge, passage and
-    search (which path each similarity search took)."""
+    """The context of a question, in rendering order (`Band`, then rank): rows of entities,
+    edges, passages and search paths, each tagged with its band."""
     return conn.execute(
         _CONTEXT_SQL,
-        {
-            "ds": dataset_id,
-            "q": Vector(vector),
-            "keyword_seeds": keyword_seeds,
-            "threshold": limits.similarity_threshold,
-            "exact_max": limits.exact_scan_max_rows,
-            "candidates": limits.hnsw_candidates,
-            "similar_entities": limits.similar_entities,
-            "similar_edges": limits.similar_edges,
-            "similar_chunks": limits.similar_chunks,
-            "similar_summaries": limits.similar_summaries,
-            "fallback": limits.fallback_seeds,
-            "expansion": limits.expansion_edges,
-            "passages_with_text": limits.passages_with_text,
-            "passages_summary_only": limits.passages_summary_only,
-        },
+        context_parameters(dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits),
     ).fetchall()

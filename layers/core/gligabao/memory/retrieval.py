@@ -12,16 +12,17 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
 
 import psycopg
 
 from gligabao.db import graph_reads
 from gligabao.db.connection import user_transaction
+from gligabao.db.graph_reads import Band
 from gligabao.errors import NotFound, ProviderError
 from gligabao.limits import DEFAULT_LIMITS, Limits
 from gligabao.memory.names import normalized_name
+from gligabao.model import Passage, StoredEdge, StoredEntity
 
 # The numbers of the seed (SPEC section 14) live once, in gligabao.limits. `RetrievalLimits` is
 # the name memory/query.py still imports; `DEFAULT_LIMITS` is re-exported for the tests and bench.
@@ -84,38 +85,10 @@ def name_prefix_keys(normalized_question: str) -> list[str]:
 # --- what retrieval returns -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ContextEntity:
-    id: int
-    name: str
-    type: str
-    description: str
-
-
-@dataclass(frozen=True)
-class ContextEdge:
-    id: int
-    source_id: int
-    target_id: int
-    relation: str
-    description: str
-    artifact_id: int | None
-    valid_at: datetime | None
-    invalid_at: datetime | None
-    created_at: datetime
-    expired_at: datetime | None
-
-
-@dataclass(frozen=True)
-class Passage:
-    """A chunk of a long text given to the LLM: with its text (the best ones) and its summary
-    when the summary search found it."""
-
-    artifact_id: int
-    parent_id: int
-    index: int
-    summary: str | None
-    text: str | None
+# The context's records are the shared ones of gligabao.model; these names are kept for the
+# modules that read a context (memory/evidence.py, ai/prompts/query.py).
+ContextEntity = StoredEntity
+ContextEdge = StoredEdge
 
 
 @dataclass
@@ -123,14 +96,14 @@ class Context:
     """The subgraph and passages sent to the LLM, in the order they are rendered."""
 
     dataset_id: int
-    entities: list[ContextEntity] = field(default_factory=list)
-    edges: list[ContextEdge] = field(default_factory=list)
+    entities: list[StoredEntity] = field(default_factory=list)
+    edges: list[StoredEdge] = field(default_factory=list)  # with their endpoints' names
     passages: list[Passage] = field(default_factory=list)
     keyword_seeds: list[int] = field(default_factory=list)
-    similarity_seeds: list[int] = field(default_factory=list)
-    similar_edges: list[int] = field(default_factory=list)
-    fallback: bool = False
-    search_paths: dict[str, str] = field(default_factory=dict)  # index -> "exact" or "hnsw"
+    similarity_seeds: list[int] = field(default_factory=list)  # the ones that are no keyword seed
+    similar_edges: list[int] = field(default_factory=list)  # the similar facts
+    fallback: bool = False  # nothing matched: the seeds are the most recently updated entities
+    search_paths: dict[str, str] = field(default_factory=dict)  # index -> "exact", "hnsw" or "hnsw+exact"
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -138,7 +111,7 @@ class Context:
         """Nothing to answer from: no entity or fact, and no passage."""
         return not self.entities and not self.edges and not self.passages
 
-    def entity(self, entity_id: int) -> ContextEntity | None:
+    def entity(self, entity_id: int) -> StoredEntity | None:
         return next((e for e in self.entities if e.id == entity_id), None)
 
 
@@ -202,19 +175,20 @@ def retrieve(
 
 
 def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
-    """The Context of the rows of graph_reads.context_rows (already in rendering order)."""
+    """The Context of the rows of graph_reads.context_rows (already in rendering order). Each
+    row's `band` (graph_reads.Band) says what it is and why it is there."""
     context = Context(dataset_id=dataset_id)
     for row in rows:
-        kind = row["kind"]
-        if kind == "entity":
-            context.entities.append(ContextEntity(row["id"], row["name"], row["type"], row["description"]))
-            if row["role"] == "similarity_seed":
+        band = Band(row["band"])
+        if band.kind == "entity":
+            context.entities.append(StoredEntity(row["id"], row["name"], row["type"], row["description"]))
+            if band is Band.SIMILARITY_SEED:
                 context.similarity_seeds.append(row["id"])
-            elif row["role"] == "fallback_seed":
+            elif band is Band.FALLBACK_SEED:
                 context.fallback = True
-        elif kind == "edge":
+        elif band.kind == "edge":
             context.edges.append(
-                ContextEdge(
+                StoredEdge(
                     row["id"],
                     row["source_id"],
                     row["target_id"],
@@ -227,14 +201,19 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
                     row["expired_at"],
                 )
             )
-            if row["role"] == "similar_fact":
+            if band is Band.SIMILAR_FACT:
                 context.similar_edges.append(row["id"])
-        elif kind == "passage":
+        elif band.kind == "passage":
             context.passages.append(
                 Passage(row["id"], row["parent_id"], row["chunk_index"], row["summary"], row["text"])
             )
-        elif kind == "search":
+        else:
             context.search_paths[row["name"]] = row["type"]
+    names = {entity.id: entity.name for entity in context.entities}  # an edge's ends are always there
+    context.edges = [
+        replace(edge, source=names.get(edge.source_id, ""), target=names.get(edge.target_id, ""))
+        for edge in context.edges
+    ]
     return context
 
 
