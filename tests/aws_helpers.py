@@ -1,5 +1,5 @@
 """Helpers of the tests of the AWS side (the provider keys' secret): fake credentials, so nothing
-can ever reach a real AWS account, and the secret named to the configuration."""
+can ever reach a real AWS account, and the provider keys of a container with a given environment."""
 
 from __future__ import annotations
 
@@ -21,8 +21,19 @@ def aws_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def use_secret(monkeypatch, arn: str) -> None:
-    from gligabao import config
+@pytest.fixture(autouse=True)
+def _fresh_secret_cache():
+    """Each test reads the secret as a new container would."""
+    from gligabao.aws import secrets
 
-    monkeypatch.setenv("GB_SECRETS_ARN", arn)
-    config.reset_caches()
+    secrets.clear_caches()
+    yield
+    secrets.clear_caches()
+
+
+def provider_keys(arn: str | None = None, **env: str):
+    """The provider keys of a container whose environment is `env` (and GB_SECRETS_ARN=arn)."""
+    from gligabao.aws.secrets import ProviderKeys
+    from gligabao.settings import Settings
+
+    return ProviderKeys(Settings.from_env({**env, **({"GB_SECRETS_ARN": arn} if arn else {})}))

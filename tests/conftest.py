@@ -1,5 +1,6 @@
 """Test wiring: a real PostgreSQL with pgvector (the embedded one, or DATABASE_URL), one
-database per test session, emptied before every test; provider keys cleared per test."""
+database per test session, emptied before every test; each test gets a bundle of its own
+(`memory_bundle`), which fixtures and tests change with `reconfigure()`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ import psycopg
 import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from gligabao import bootstrap
+from gligabao.bootstrap import Bundle
+from gligabao.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +49,9 @@ def _admin_url() -> str:
 @pytest.fixture(scope="session")
 def database_url() -> str:
     """A fresh database for this test session, with the schema applied."""
+    from gligabao.db.connection import Database
+    from gligabao.db.migrate import ensure_schema
+
     admin = _admin_url()
     name = f"gligabao_test_{os.getpid()}"
     with psycopg.connect(admin, autocommit=True) as conn:
@@ -52,19 +60,46 @@ def database_url() -> str:
     params = conninfo_to_dict(admin)
     params["dbname"] = name
     url = make_conninfo(**params)
-    os.environ["DATABASE_URL"] = url
-
-    from gligabao import config
-    from gligabao.db import connection
-    from gligabao.db.migrate import ensure_schema
-
-    config.reset_caches()
-    connection.reset()
-    ensure_schema()
+    schema = Database(lambda: url)
+    ensure_schema(schema, Settings().embedding_dimensions)
+    schema.close()
     yield url
-    connection.reset()
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def test_database(database_url):
+    """The service's database object for the test database: its connections live the whole session."""
+    from gligabao.db.connection import Database
+
+    database = Database(lambda: database_url)
+    yield database
+    database.close()
+
+
+def reconfigure(*, database=None, llm=None, embedder=None, **settings) -> Bundle:
+    """Replace this process's bundle with one of other settings (and parts), keeping the rest: the
+    way tests swap a dependency, instead of environment variables and cache resets."""
+    current = bootstrap.bundle()
+    new = Bundle(
+        Settings.model_validate({**current.settings.model_dump(), **settings}),
+        database=database or current.database,
+        llm=llm if llm is not None else (current._llm if current._fixed_llm else None),
+        embedder=embedder
+        if embedder is not None
+        else (current._embedder if current._fixed_embedder else None),
+    )
+    bootstrap.install(new)
+    return new
+
+
+@pytest.fixture(autouse=True)
+def memory_bundle():
+    """Every test starts with a bundle of default settings: no provider key, no database."""
+    previous = bootstrap.install(Bundle(Settings(database_url="postgresql:///not-configured-in-this-test")))
+    yield
+    bootstrap.install(previous)
 
 
 GB_TABLES = (
@@ -74,21 +109,12 @@ GB_TABLES = (
 
 
 @pytest.fixture
-def db(database_url):
-    """An empty graph; yields a connection of its own for assertions."""
+def db(database_url, test_database):
+    """An empty graph, served by this process's bundle; yields a connection of its own for assertions."""
+    reconfigure(database_url=database_url, database=test_database)
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(f"TRUNCATE {GB_TABLES} RESTART IDENTITY CASCADE")
         yield conn
-
-
-@pytest.fixture(autouse=True)
-def _clean_configuration(monkeypatch):
-    from gligabao import config
-
-    config.reset_caches()
-    yield
-    monkeypatch.undo()
-    config.reset_caches()
 
 
 @pytest.fixture(scope="session")

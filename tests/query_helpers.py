@@ -202,10 +202,15 @@ def retrieved(
     limits=None,
 ):
     """The context `retrieve` builds for `question`, its vector given (no provider involved)."""
+    from gligabao import bootstrap
+    from gligabao.errors import NotFound
     from gligabao.memory.retrieval import DEFAULT_LIMITS, retrieve
 
     chosen = vector if vector is not None else basis(NOWHERE)
-    return retrieve(user_id, dataset, question, lambda: chosen, limits or DEFAULT_LIMITS)
+    with bootstrap.bundle().database.transaction(user_id, dataset) as uow:
+        if uow.dataset_id is None:
+            raise NotFound(f"dataset {dataset!r} not found")
+        return retrieve(uow, dataset, question, lambda: chosen, limits or DEFAULT_LIMITS)
 
 
 def reply_citing(answer: str = "Alice works at Acme.", entities=(), edges=(), passages=()) -> dict:

@@ -10,4 +10,9 @@ logger = Logger()  # service name from POWERTOOLS_SERVICE_NAME
 
 @logger.inject_lambda_context(log_event=False)  # the event holds a pre-signed URL: not logged
 def handler(event, context):
-    return handle(event, context, logger=logger)
+    # Imported here: a broken configuration must still be answered (FAILED), never a silence.
+    from gligabao import bootstrap
+
+    return handle(
+        event, context, logger=logger, apply=bootstrap.migrate_schema, passwords=bootstrap.database_passwords
+    )

@@ -1,9 +1,8 @@
 """Lambda function: the remember routes. Glue only; the logic is in the gligabao layer."""
 
-from gligabao.ai.clients import preload_on_snapshot
-from gligabao.api.app import create_handler
+from gligabao.ai.snapstart import preload_on_snapshot
+from gligabao.api.handler import create_handler
 from gligabao.api.routes.remember import router
-from gligabao.limits import REMEMBER_MAX_BODY_BYTES
 
-handler = create_handler(router, max_body_bytes=REMEMBER_MAX_BODY_BYTES)
+handler = create_handler(router, operation="remember")
 preload_on_snapshot()

@@ -1,5 +1,7 @@
 """GET /v1/gb/health: 200 with the database state and the configured providers."""
 
+from conftest import reconfigure
+
 
 def test_health_names_the_missing_provider_keys(api):
     reply = api.get("/v1/gb/health")
@@ -11,9 +13,8 @@ def test_health_names_the_missing_provider_keys(api):
     assert body["missing"] == ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
 
 
-def test_health_with_keys_reports_providers_configured_and_never_the_keys(api, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-secret-value")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-secret-value")
+def test_health_with_keys_reports_providers_configured_and_never_the_keys(api):
+    reconfigure(anthropic_api_key="sk-ant-api03-secret-value", openai_api_key="sk-proj-secret-value")
 
     reply = api.get("/v1/gb/health")
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from query_helpers import Graph, alice_works_at_acme, ask, prompt_sent, reply_citing
 
-from gligabao.ai.prompts.query import QUERY_MAX_TOKENS
+from gligabao.limits import DEFAULT_LIMITS
 
 
 def test_the_graph_then_the_current_time_and_the_question_are_sent_without_passages_when_there_are_none(
@@ -65,7 +65,7 @@ def test_the_system_prompt_answers_only_from_the_context_and_treats_invalid_at_a
     assert "only the context" in system
     assert "invalid_at stopped being true" in system and "no longer true" in system
     assert '{"answer": "Alice works at Acme.", "entities": [1, 2], "edges": [1], "passages": [14]}' in system
-    assert request["max_tokens"] == QUERY_MAX_TOKENS == 2048
+    assert request["max_tokens"] == DEFAULT_LIMITS.query_max_output_tokens == 2048
     assert request["messages"][0]["role"] == "user"
 
 

@@ -5,7 +5,7 @@ the inference rows of the model calls made."""
 from __future__ import annotations
 
 import pytest
-from conftest import count_rows
+from conftest import count_rows, reconfigure
 from fakes.anthropic_server import Reply
 from graph_rows import graph_counts, nothing_stored
 from remember_helpers import use_rule_based_model
@@ -94,11 +94,8 @@ def test_an_image_request_is_501_until_images_land(api, db, models):
     assert nothing_stored(db)
 
 
-def test_missing_anthropic_key_is_503_without_any_model_call(api, db, models, monkeypatch):
-    from gligabao import config
-
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    config.reset_caches()
+def test_missing_anthropic_key_is_503_without_any_model_call(api, db, models):
+    reconfigure(anthropic_api_key=None)
 
     reply = api.post("/v1/gb/remember", VALID)
 
@@ -108,11 +105,8 @@ def test_missing_anthropic_key_is_503_without_any_model_call(api, db, models, mo
     assert nothing_stored(db)
 
 
-def test_missing_openai_key_is_503_before_the_llm_is_called(api, db, models, monkeypatch):
-    from gligabao import config
-
-    monkeypatch.delenv("OPENAI_API_KEY")
-    config.reset_caches()
+def test_missing_openai_key_is_503_before_the_llm_is_called(api, db, models):
+    reconfigure(openai_api_key=None)
 
     reply = api.post("/v1/gb/remember", VALID)
 

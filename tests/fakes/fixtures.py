@@ -1,12 +1,13 @@
 """Fixtures for the fake model providers: real local HTTP servers the real SDKs talk to.
 
 One server of each per test session; each test gets it emptied (no queued replies,
-no recorded requests) with the provider's key and base URL in the environment.
+no recorded requests) with the provider's key and base URL in the bundle's settings.
 """
 
 from __future__ import annotations
 
 import pytest
+from pydantic import SecretStr
 
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
@@ -30,25 +31,23 @@ def openai_server():
 
 
 @pytest.fixture
-def fake_anthropic(anthropic_server, monkeypatch) -> FakeAnthropic:
-    from gligabao import config
+def fake_anthropic(anthropic_server, memory_bundle) -> FakeAnthropic:
+    """The Anthropic fake, emptied, with the bundle's LLM pointed at it."""
+    from conftest import reconfigure
 
     anthropic_server.reset()
-    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_TEST_KEY)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.url)
-    config.reset_caches()
+    reconfigure(anthropic_api_key=SecretStr(ANTHROPIC_TEST_KEY), anthropic_base_url=anthropic_server.url)
     yield anthropic_server
     anthropic_server.reset()
 
 
 @pytest.fixture
-def fake_openai(openai_server, monkeypatch) -> FakeOpenAI:
-    from gligabao import config
+def fake_openai(openai_server, memory_bundle) -> FakeOpenAI:
+    """The OpenAI fake, emptied, with the bundle's embedder pointed at it."""
+    from conftest import reconfigure
 
     openai_server.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_TEST_KEY)
     # The openai SDK's base URL includes the API version; Anthropic's does not.
-    monkeypatch.setenv("OPENAI_BASE_URL", f"{openai_server.url}/v1")
-    config.reset_caches()
+    reconfigure(openai_api_key=SecretStr(OPENAI_TEST_KEY), openai_base_url=f"{openai_server.url}/v1")
     yield openai_server
     openai_server.reset()

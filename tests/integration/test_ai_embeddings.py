@@ -1,11 +1,11 @@
 """Embeddings through the real `openai` SDK against a local fake Embeddings API (SPEC sections 5, 8, 12)."""
 
 import pytest
+from conftest import reconfigure
 from fakes.fixtures import OPENAI_TEST_KEY
 from fakes.openai_server import cosine
 
-from gligabao import config
-from gligabao.ai import clients
+from gligabao import bootstrap
 from gligabao.ai.embeddings import MAX_INPUTS_PER_REQUEST
 from gligabao.errors import ProviderError
 from gligabao.observability.inferences import CallContext
@@ -21,12 +21,11 @@ def call() -> CallContext:
 @pytest.fixture
 def small_vectors(monkeypatch):
     """Short vectors keep the tests that send thousands of texts fast."""
-    monkeypatch.setenv("GB_EMBEDDING_DIMENSIONS", "8")
-    config.reset_caches()
+    reconfigure(embedding_dimensions="8")
 
 
 def embed(call, texts, **options):
-    return clients.embedder().embed(call, texts, **options)
+    return bootstrap.bundle().embedder.embed(call, texts, **options)
 
 
 def test_one_request_embeds_all_the_texts_of_a_call(fake_openai, call):
@@ -44,9 +43,7 @@ def test_vectors_come_back_in_the_order_of_the_texts(fake_openai, call):
 
 
 def test_the_request_uses_the_configured_model_and_dimensions(fake_openai, call, monkeypatch):
-    monkeypatch.setenv("GB_EMBEDDING_MODEL", "text-embedding-3-large")
-    monkeypatch.setenv("GB_EMBEDDING_DIMENSIONS", "256")
-    config.reset_caches()
+    reconfigure(embedding_model="text-embedding-3-large", embedding_dimensions="256")
     [vector] = embed(call, ["Alice"])
     body = fake_openai.embedding_requests[-1]
     assert (body["model"], body["dimensions"]) == ("text-embedding-3-large", 256)
@@ -61,8 +58,7 @@ def test_the_default_is_text_embedding_3_small_at_1536_dimensions(fake_openai, c
 
 
 def test_dimensions_are_sent_only_to_text_embedding_3_models(fake_openai, call, monkeypatch):
-    monkeypatch.setenv("GB_EMBEDDING_MODEL", "text-embedding-ada-002")
-    config.reset_caches()
+    reconfigure(embedding_model="text-embedding-ada-002")
     embed(call, ["Alice"])
     assert "dimensions" not in fake_openai.embedding_requests[-1]
 

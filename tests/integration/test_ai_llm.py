@@ -3,12 +3,12 @@
 import time
 
 import pytest
+from conftest import reconfigure
 from fakes.anthropic_server import Reply
 from fakes.fixtures import ANTHROPIC_TEST_KEY
 from pydantic import BaseModel
 
-from gligabao import config
-from gligabao.ai import clients
+from gligabao import bootstrap
 from gligabao.ai.llm import LLM
 from gligabao.errors import ProviderError
 from gligabao.observability.inferences import CallContext, save_inferences
@@ -38,7 +38,7 @@ def complete(call, stage="extract", **options):
     options.setdefault("system", "Extract the facts.")
     options.setdefault("content", PROMPT)
     options.setdefault("reply_model", Facts)
-    return clients.llm().complete(call, stage, **options)
+    return bootstrap.bundle().llm.complete(call, stage, **options)
 
 
 def test_a_reply_is_validated_into_the_reply_model(fake_anthropic, call):
@@ -69,9 +69,8 @@ def test_the_stage_header_is_sent_on_every_retry(fake_anthropic, call):
     assert [r.headers["x-gligabao-stage"] for r in fake_anthropic.requests] == ["resolve", "resolve"]
 
 
-def test_the_default_model_is_the_configured_one(fake_anthropic, call, monkeypatch):
-    monkeypatch.setenv("GB_LLM_MODEL", "claude-sonnet-4-6")
-    config.reset_caches()
+def test_the_default_model_is_the_configured_one(fake_anthropic, call):
+    reconfigure(llm_model="claude-sonnet-4-6")
     fake_anthropic.queue(ALICE_AT_ACME)
     complete(call)
     assert fake_anthropic.messages[-1]["model"] == "claude-sonnet-4-6"
@@ -218,15 +217,25 @@ def test_a_bad_request_is_not_retried(fake_anthropic, call):
 
 def test_a_timeout_is_a_502(fake_anthropic, call):
     fake_anthropic.queue(Reply(data=ALICE_AT_ACME, delay_s=1.0))
-    llm = LLM(api_key=ANTHROPIC_TEST_KEY, timeout_s=0.2, max_retries=0)
+    llm = LLM(
+        default_model="claude-haiku-5-5",
+        api_key=ANTHROPIC_TEST_KEY,
+        base_url=fake_anthropic.url,
+        timeout_s=0.2,
+        max_retries=0,
+    )
     with pytest.raises(ProviderError, match="timed out"):
         llm.complete(call, "extract", system="s", content=PROMPT, reply_model=Facts)
     assert call.inferences[-1].ok is False
 
 
-def test_an_unreachable_provider_is_a_502(call, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
-    llm = LLM(api_key=ANTHROPIC_TEST_KEY, max_retries=0)
+def test_an_unreachable_provider_is_a_502(call):
+    llm = LLM(
+        default_model="claude-haiku-5-5",
+        api_key=ANTHROPIC_TEST_KEY,
+        base_url="http://127.0.0.1:9",
+        max_retries=0,
+    )
     with pytest.raises(ProviderError, match="could not reach the provider"):
         llm.complete(call, "extract", system="s", content=PROMPT, reply_model=Facts)
     assert call.inferences[-1].ok is False
@@ -357,12 +366,14 @@ def test_inferences_are_saved_to_gb_inferences(fake_anthropic, call, db):
     assert call.saved == 2
 
 
-def test_the_client_is_cached_until_reset(fake_anthropic):
-    assert clients.llm() is clients.llm()
-    first = clients.llm()
-    config.reset_caches()
-    assert clients.llm() is not first
-
-
 def test_the_key_is_not_in_the_clients_repr(fake_anthropic):
-    assert ANTHROPIC_TEST_KEY not in repr(clients.llm())
+    assert ANTHROPIC_TEST_KEY not in repr(bootstrap.bundle().llm)
+
+
+def test_the_client_is_kept_until_its_key_changes(fake_anthropic):
+    deps = bootstrap.bundle()
+    first = deps.llm
+    assert deps.llm is first
+    deps = reconfigure(anthropic_api_key="sk-ant-rotated-key")
+    assert deps.llm is not first
+    assert deps.llm is deps.llm

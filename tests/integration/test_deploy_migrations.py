@@ -11,12 +11,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psycopg
 import pytest
-from conftest import ROOT
+from conftest import ROOT, reconfigure
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from gligabao import config
-from gligabao.db import connection
+from gligabao import bootstrap
+from gligabao.db.connection import Database
 from gligabao.db.deploy_migrations import PHYSICAL_RESOURCE_ID
 from gligabao.db.migrate import available_migrations
 
@@ -118,9 +118,7 @@ def _event(request_type: str, url: str, **extra) -> dict:
 
 
 def _use_database(monkeypatch, url: str) -> None:
-    monkeypatch.setenv("DATABASE_URL", url)
-    config.reset_caches()
-    connection.reset()
+    reconfigure(database_url=url, database=Database(lambda: url))
 
 
 def _closed_port() -> int:
@@ -141,11 +139,9 @@ def fresh_database(database_url, monkeypatch):
     url = make_conninfo(**{**params, "dbname": name})
     _use_database(monkeypatch, url)
     yield url
-    connection.reset()
+    bootstrap.bundle().database.close()
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    config.reset_caches()
 
 
 def test_create_applies_the_migrations_and_answers_success(fresh_database, response_server, migrate_handler):
@@ -207,10 +203,7 @@ def test_a_failing_migration_answers_failed_without_the_password(
     monkeypatch, response_server, migrate_handler
 ):
     _use_database(monkeypatch, f"postgresql://gb:{PASSWORD}@127.0.0.1:{_closed_port()}/gligabao")
-    try:
-        migrate_handler(_event("Create", response_server.url), FakeContext())
-    finally:
-        connection.reset()
+    migrate_handler(_event("Create", response_server.url), FakeContext())
 
     assert len(response_server.requests) == 1
     body = response_server.requests[0]["body"]

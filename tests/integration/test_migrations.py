@@ -4,14 +4,14 @@ import psycopg
 import pytest
 from graph_rows import add_artifact, add_dataset, add_edge, add_entity
 
-from gligabao.db.connection import connection
 from gligabao.db.migrate import available_migrations, migrate
+from gligabao.settings import Settings
 
 
-def test_migrations_are_versioned_and_applying_them_again_changes_nothing(db):
+def test_migrations_are_versioned_and_applying_them_again_changes_nothing(db, test_database):
     versions = [version for version, _, _ in available_migrations()]
 
-    assert migrate(connection()) == []
+    assert migrate(test_database.connection(), Settings().embedding_dimensions) == []
     recorded = [row[0] for row in db.execute("SELECT version FROM gb_schema_migrations ORDER BY version")]
     assert recorded == versions
 
@@ -90,16 +90,3 @@ def test_relations_must_be_snake_case(db):
 
     with pytest.raises(psycopg.errors.CheckViolation):
         add_edge(db, dataset, alice, acme, "Works At")
-
-
-def test_every_transaction_is_scoped_to_its_user(db):
-    from gligabao.db.connection import user_transaction
-
-    with user_transaction("u1") as conn:
-        assert conn.execute("SELECT current_setting('gligabao.user_id')").fetchone() == {
-            "current_setting": "u1"
-        }
-    with user_transaction("u2") as conn:
-        assert conn.execute("SELECT current_setting('gligabao.user_id')").fetchone() == {
-            "current_setting": "u2"
-        }

@@ -20,6 +20,7 @@ from query_helpers import (
 )
 from sql_counting import counting_round_trips
 
+from gligabao import bootstrap
 from gligabao.errors import NotFound
 from gligabao.memory.retrieval import DEFAULT_LIMITS, query_terms
 
@@ -440,7 +441,7 @@ def test_the_question_is_embedded_while_the_keyword_search_runs(db, monkeypatch)
         assert keyword_search_started.wait(timeout=10)
         return Q
 
-    with ThreadPoolExecutor(1) as pool:
-        context = retrieve("u1", "main", "Where does Alice work?", pool.submit(embed), DEFAULT_LIMITS)
+    with ThreadPoolExecutor(1) as pool, bootstrap.bundle().database.transaction("u1", "main") as uow:
+        context = retrieve(uow, "main", "Where does Alice work?", pool.submit(embed), DEFAULT_LIMITS)
 
     assert context.keyword_seeds

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 
 import psycopg
 import pytest
@@ -28,19 +29,19 @@ def models(fake_anthropic, fake_openai):
 
 def remember_together(bodies: list[dict]) -> list[dict]:
     """Remember the texts at the same moment, one thread (and database connection) each."""
+    from gligabao import bootstrap
     from gligabao.memory.remember import TextToRemember, remember_text
 
+    deps = bootstrap.bundle()
     start = threading.Barrier(len(bodies))
 
     def remember(body):
         request = TextToRemember(**{"user_id": "u1", "dataset": "main", **body})
         start.wait()
         try:
-            return remember_text(request)
+            return asdict(remember_text(deps, request))
         finally:
-            from gligabao.db.connection import close
-
-            close()
+            deps.database.close()
 
     with ThreadPoolExecutor(max_workers=len(bodies)) as pool:
         return list(pool.map(remember, bodies))
@@ -119,6 +120,6 @@ def test_concurrent_entity_upserts_make_one_row_without_the_dataset_lock(db, dat
         results = list(pool.map(upsert, range(WRITERS)))
 
     assert count_rows(db, "gb_entities") == len(names)
-    assert sum(row["created"] for rows in results for row in rows) == len(names)
-    ids = {row["name"]: row["id"] for rows in results for row in rows}
+    assert sum(entity.created for entities in results for entity in entities) == len(names)
+    ids = {entity.name: entity.id for entities in results for entity in entities}
     assert len(ids) == len(names) and len(set(ids.values())) == len(names)

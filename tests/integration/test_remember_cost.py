@@ -7,6 +7,7 @@ import pytest
 from remember_helpers import chain_text, stages_called, use_rule_based_model
 from sql_counting import counting_round_trips
 
+from gligabao import bootstrap
 from gligabao.memory.remember import TextToRemember, remember_text
 
 
@@ -27,7 +28,8 @@ def run(fake_anthropic, fake_openai, facts: int) -> list[dict]:
         fake_openai.requests.clear()
         with counting_round_trips() as round_trips:
             body = remember_text(
-                TextToRemember(user_id="u1", dataset=f"facts-{facts}", text=text, session_id="s")
+                bootstrap.bundle(),
+                TextToRemember(user_id="u1", dataset=f"facts-{facts}", text=text, session_id="s"),
             )
         figures.append(
             {
@@ -35,8 +37,8 @@ def run(fake_anthropic, fake_openai, facts: int) -> list[dict]:
                 "round_trips": round_trips.count,
                 "stages": stages_called(fake_anthropic),
                 "embedding_requests": len(fake_openai.embedding_requests),
-                "edges": len(body["edges"]),
-                "superseded": len(body["superseded"]),
+                "edges": len(body.edges),
+                "superseded": len(body.superseded),
             }
         )
     return figures

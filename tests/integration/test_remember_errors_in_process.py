@@ -11,6 +11,7 @@ VALID = {"user_id": "u1", "text": "Alice works at Acme."}
 
 
 def test_a_failure_inside_the_store_rolls_everything_back(db, models, monkeypatch):
+    from gligabao import bootstrap
     from gligabao.db import graph_writes
     from gligabao.errors import GbError
     from gligabao.memory.remember import TextToRemember, remember_text
@@ -22,7 +23,8 @@ def test_a_failure_inside_the_store_rolls_everything_back(db, models, monkeypatc
 
     with pytest.raises(GbError):
         remember_text(
-            TextToRemember(user_id="u1", dataset="main", text="Alice works at Acme.", session_id="s1")
+            bootstrap.bundle(),
+            TextToRemember(user_id="u1", dataset="main", text="Alice works at Acme.", session_id="s1"),
         )
 
     assert nothing_stored(db)

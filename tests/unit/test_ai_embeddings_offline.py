@@ -3,7 +3,7 @@ a missing key."""
 
 import pytest
 
-from gligabao.ai import clients
+from gligabao import bootstrap
 from gligabao.ai.embeddings import MAX_TOKENS_PER_REQUEST, request_batches
 from gligabao.errors import NotConfigured
 
@@ -23,6 +23,6 @@ def test_batches_keep_the_texts_in_order():
 
 def test_a_missing_key_is_not_configured():
     with pytest.raises(NotConfigured) as raised:
-        clients.embedder()
+        _ = bootstrap.bundle().embedder
     assert raised.value.status == 503
     assert raised.value.message == "embeddings not configured: OPENAI_API_KEY is not set"

@@ -11,7 +11,7 @@ import pytest
 from gligabao.db import graph_reads
 from gligabao.db.graph_reads import BAND_PARAMETERS, Band
 from gligabao.limits import DEFAULT_LIMITS
-from gligabao.memory.retrieval import ContextEdge, ContextEntity, Passage, context_from_rows
+from gligabao.memory.retrieval import Passage, context_from_rows
 from gligabao.model import StoredEdge, StoredEntity
 
 T0 = datetime(2025, 1, 31, 9, 0, 0, tzinfo=UTC)
@@ -201,5 +201,5 @@ def test_a_row_of_an_unknown_band_is_an_error_never_dropped():
 
 
 def test_the_context_records_are_the_shared_typed_records():
-    assert ContextEntity is StoredEntity and ContextEdge is StoredEdge
-    assert ContextEntity(1, "Alice", "person", "engineer").description == "engineer"
+    context = context_from_rows(1, [entity(Band.KEYWORD_SEED, 1, 10, "Alice")])
+    assert [type(e) for e in context.entities] == [StoredEntity]

@@ -16,3 +16,10 @@ def test_reasons_never_carry_passwords():
 
     assert PASSWORD not in reason
     assert "RuntimeError" in reason and "OSError" in reason
+
+
+def test_a_known_password_is_masked_wherever_it_appears():
+    reason = safe_reason(RuntimeError(f"the server said: {PASSWORD} is wrong"), [PASSWORD])
+
+    assert PASSWORD not in reason
+    assert "***" in reason

@@ -7,16 +7,16 @@ from datetime import UTC, datetime
 from query_helpers import T0
 
 from gligabao.ai.prompts.query import QueryReply, edge_line, entity_line, passage_lines
-from gligabao.memory.retrieval import ContextEdge, ContextEntity, Passage
+from gligabao.model import Passage, StoredEdge, StoredEntity
 
-ALICE = ContextEntity(1, "Alice", "person", "engineer")
-
-
-ACME = ContextEntity(2, "Acme", "organization", "")
+ALICE = StoredEntity(1, "Alice", "person", "engineer")
 
 
-def edge(valid_at=None, invalid_at=None, description="Alice works at Acme.") -> ContextEdge:
-    return ContextEdge(1, 1, 2, "works_at", description, None, valid_at, invalid_at, T0, None)
+ACME = StoredEntity(2, "Acme", "organization", "")
+
+
+def edge(valid_at=None, invalid_at=None, description="Alice works at Acme.") -> StoredEdge:
+    return StoredEdge(1, 1, 2, "works_at", description, None, valid_at, invalid_at, T0, None)
 
 
 def test_entity_lines_have_the_seed_format():

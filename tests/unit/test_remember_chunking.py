@@ -8,13 +8,12 @@ from itertools import pairwise
 import pytest
 from remember_helpers import FILLER, paragraphs
 
-from gligabao.memory.chunking import (
-    CHUNK_MAX_CHARS,
-    CHUNK_OVERLAP_CHARS,
-    CHUNKING_THRESHOLD,
-    chunk_spans,
-    split_text,
-)
+from gligabao.limits import DEFAULT_LIMITS
+from gligabao.memory.chunking import chunk_spans, split_text
+
+CHUNK_MAX_CHARS = DEFAULT_LIMITS.chunk_max_chars
+CHUNK_OVERLAP_CHARS = DEFAULT_LIMITS.chunk_overlap_chars
+CHUNKING_THRESHOLD = DEFAULT_LIMITS.chunking_threshold_chars
 
 
 def test_a_text_up_to_6000_characters_is_not_chunked():

@@ -291,3 +291,12 @@ def test_embedding_texts_name_the_entity_and_the_fact():
 
     assert [e.embedding_text for e in graph.entities] == ["Alice (person): engineer", "Acme (organization): "]
     assert graph.facts[0].embedding_text == "Alice works_at Acme: Alice works at Acme."
+
+
+def test_a_fact_without_both_ends_creates_neither_end():
+    graph = merge_extractions(
+        [piece([], [edge("", "works_at", "Acme"), edge("Bob", "lives_in", " ")])], REFERENCE_TIME
+    )
+
+    assert graph.entities == []
+    assert graph.facts == []

@@ -3,15 +3,19 @@ the facts asked and the stored edges shown count; a duplicate is never also a co
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from gligabao.ai.prompts.resolve import Resolution
 from gligabao.memory.fact_resolution import Candidates, Judgement, judgement_from
+from gligabao.model import StoredEdge
 
 # The stored edges shown to the model, by id.
 PARIS, ACME, GLOBEX = 7, 8, 9
+T0 = datetime(2025, 1, 31, 9, 0, tzinfo=UTC)
 SHOWN = [
-    {"id": PARIS, "source": "Alice", "relation": "lives_in", "target": "Paris"},
-    {"id": ACME, "source": "Alice", "relation": "works_at", "target": "Acme"},
-    {"id": GLOBEX, "source": "Alice", "relation": "works_at", "target": "Globex"},
+    StoredEdge(PARIS, 1, 2, "lives_in", "", None, T0, None, T0, source="Alice", target="Paris"),
+    StoredEdge(ACME, 1, 3, "works_at", "", None, T0, None, T0, source="Alice", target="Acme"),
+    StoredEdge(GLOBEX, 1, 4, "works_at", "", None, T0, None, T0, source="Alice", target="Globex"),
 ]
 # The new facts of the text, by index in its graph; 0 restated a stored edge and was not asked.
 LYON, AT_ACME, JOINED_INITECH = 1, 2, 3

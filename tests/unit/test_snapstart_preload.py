@@ -14,7 +14,7 @@ def _run(code: str) -> str:
 def test_without_snapstart_nothing_is_preloaded():
     out = _run("""
         import sys
-        from gligabao.ai.clients import preload_on_snapshot
+        from gligabao.ai.snapstart import preload_on_snapshot
         preload_on_snapshot()
         print("anthropic" in sys.modules, "openai" in sys.modules)
     """)
@@ -28,7 +28,7 @@ def test_under_snapstart_the_sdks_are_imported_by_the_before_snapshot_hook():
         runtime = types.ModuleType("snapshot_restore_py")
         runtime.register_before_snapshot = hooks.append
         sys.modules["snapshot_restore_py"] = runtime
-        from gligabao.ai.clients import preload_on_snapshot
+        from gligabao.ai.snapstart import preload_on_snapshot
         preload_on_snapshot()
         before = "anthropic" in sys.modules
         for hook in hooks:

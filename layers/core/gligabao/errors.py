@@ -17,6 +17,10 @@ class NotFound(GbError):
     status = 404
 
 
+class MethodNotAllowed(GbError):
+    status = 405
+
+
 class Conflict(GbError):
     status = 409
 

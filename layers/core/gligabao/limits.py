@@ -72,5 +72,3 @@ class Limits(BaseModel):
 
 
 DEFAULT_LIMITS = Limits()
-REMEMBER_MAX_BODY_BYTES = DEFAULT_LIMITS.remember_max_body_bytes
-QUERY_MAX_BODY_BYTES = DEFAULT_LIMITS.query_max_body_bytes

@@ -40,6 +40,15 @@ class StoredEdge:
 
 
 @dataclass(frozen=True)
+class EndedEdge:
+    """A stored edge that a remember ended: superseded (expired_at set) or closed (invalid_at only)."""
+
+    id: int
+    invalid_at: datetime
+    expired_at: datetime | None
+
+
+@dataclass(frozen=True)
 class Passage:
     """A chunk of a long text given to the LLM: with its text (the best ones) and its summary
     when the summary search found it."""

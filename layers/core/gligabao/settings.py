@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from gligabao.limits import Limits
 
@@ -85,7 +85,28 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The settings of this environment; InvalidConfiguration names the variable that is wrong."""
         env = dict(os.environ if env is None else env)
         values: dict[str, object] = {field: env[name] for name, field in ENVIRONMENT.items() if env.get(name)}
-        values["limits"] = Limits.from_env(env)
-        return cls.model_validate(values)
+        try:
+            values["limits"] = Limits.from_env(env)
+            return cls.model_validate(values)
+        except ValidationError as error:
+            raise InvalidConfiguration(_first_problem(error)) from None
+
+
+class InvalidConfiguration(ValueError):
+    """An environment variable holds a value the service cannot use."""
+
+
+def _first_problem(error: ValidationError) -> str:
+    problem = error.errors(include_url=False, include_input=False)[0]
+    field = str(problem["loc"][-1]) if problem["loc"] else ""
+    variable = next((name for name, f in ENVIRONMENT.items() if f == field), f"GB_{field.upper()}")
+    return f"configuration invalid: {variable}: {problem['msg']}"
+
+
+def environment_value(name: str) -> str | None:
+    """One variable of the environment, for what must be known before any Settings exist (the
+    logger's service name at import)."""
+    return os.environ.get(name) or None

@@ -12,7 +12,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gligabao.ai.prices import cost_usd
-from gligabao.config import settings
 from gligabao.errors import GbError, ProviderError
 from gligabao.observability.inferences import CallContext, Inference
 
@@ -37,13 +36,15 @@ class Embedder:
         self,
         *,
         api_key: str,
-        model: str | None = None,
-        dimensions: int | None = None,
+        model: str,
+        dimensions: int,
+        base_url: str | None = None,
         max_retries: int = MAX_RETRIES,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ):
-        self.model = model or settings().embedding_model
-        self.dimensions = dimensions or settings().embedding_dimensions
+        self.model = model
+        self.dimensions = dimensions
+        self._base_url = base_url
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self._api_key = api_key
@@ -55,7 +56,12 @@ class Embedder:
     def client(self) -> Any:
         import openai
 
-        return openai.OpenAI(api_key=self._api_key, max_retries=self.max_retries, timeout=self.timeout_s)
+        return openai.OpenAI(
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=self.max_retries,
+            timeout=self.timeout_s,
+        )
 
     def embed(
         self, call: CallContext, texts: list[str], stage: str = "embed", *, deadline: float | None = None

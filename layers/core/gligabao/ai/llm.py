@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gligabao.ai.json_reply import NoJsonObject, extract_json_object
 from gligabao.ai.prices import base_model, cost_usd
-from gligabao.config import settings
 from gligabao.errors import GbError, NotConfigured, ProviderError
 from gligabao.observability.inferences import CallContext, Inference
 
@@ -39,9 +38,10 @@ class LLM:
     def __init__(
         self,
         *,
+        default_model: str,
         api_key: str | None = None,
         provider: str = "anthropic",
-        default_model: str | None = None,
+        base_url: str | None = None,
         max_retries: int = MAX_RETRIES,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ):
@@ -50,13 +50,14 @@ class LLM:
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self._api_key = api_key
+        self._base_url = base_url
 
     def __repr__(self) -> str:  # never the key
         return f"LLM(provider={self.provider!r}, default_model={self.default_model!r})"
 
     @functools.cached_property
     def client(self) -> Any:
-        return build_client(self.provider, self._api_key, self.max_retries, self.timeout_s)
+        return build_client(self.provider, self._api_key, self._base_url, self.max_retries, self.timeout_s)
 
     def complete(
         self,
@@ -76,7 +77,7 @@ class LLM:
         `deadline` is a `time.monotonic()` instant the call must end before (the
         Lambda's remaining time); raises ProviderError (502) on any failure.
         """
-        model = model or self.default_model or settings().llm_model
+        model = model or self.default_model
         started = time.monotonic()
         message = None
         try:
@@ -107,14 +108,18 @@ class LLM:
         return min(self.timeout_s, left)
 
 
-def build_client(provider: str, api_key: str | None, max_retries: int, timeout_s: float) -> Any:
+def build_client(
+    provider: str, api_key: str | None, base_url: str | None, max_retries: int, timeout_s: float
+) -> Any:
     import anthropic
 
     try:
         if provider == "bedrock":
             # IAM credentials and the region come from the Lambda's environment.
             return anthropic.AnthropicBedrock(max_retries=max_retries, timeout=timeout_s)
-        return anthropic.Anthropic(api_key=api_key, max_retries=max_retries, timeout=timeout_s)
+        return anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
+        )
     except (ValueError, anthropic.AnthropicError) as error:  # e.g. Bedrock without a region
         raise NotConfigured(f"LLM not configured: {error}") from None
 

@@ -1,11 +1,10 @@
 """The HTTP contract shared by every function: routing, validation errors as 400, error bodies,
-404/405, body limits. Handlers build their app with `create_handler(router, ...)`."""
+404/405, what a body must be. The Lambda entry points are built by api/handler.py."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -19,10 +18,10 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao import __version__
-from gligabao.errors import BadRequest, GbError, PayloadTooLarge
+from gligabao.errors import BadRequest, GbError
+from gligabao.observability.logging import get_logger
 
 API_TITLE = "gligabao"
-LambdaHandler = Callable[[dict, Any], dict]
 
 
 def error_response(status: int, message: str) -> Response:
@@ -50,7 +49,11 @@ def validation_message(errors: list[dict]) -> str:
     return f"{field}: {message}"
 
 
-def create_app(*routers: APIGatewayHttpRouter, check_methods: bool = True) -> APIGatewayHttpResolver:
+def create_app(
+    *routers: APIGatewayHttpRouter, other_methods: Callable[[str, str], bool] | None = None
+) -> APIGatewayHttpResolver:
+    """The resolver of one function's routes; `other_methods(path, method)` says whether another
+    function of the API serves the path with another method (405 rather than 404)."""
     app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=strict_json_body)
     for router in routers:
         app.include_router(router)
@@ -70,52 +73,26 @@ def create_app(*routers: APIGatewayHttpRouter, check_methods: bool = True) -> AP
     @app.not_found
     def _not_found(exc: NotFoundError) -> Response:
         event = app.current_event
-        if check_methods and _path_has_other_methods(app, event.path, event.http_method):
+        if _serves_other_methods(app, event.path, event.http_method) or (
+            other_methods is not None and other_methods(event.path, event.http_method)
+        ):
             return error_response(405, f"method {event.http_method} not allowed on {event.path}")
         return error_response(404, "not found")
 
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
-        from gligabao.observability.logging import get_logger
-
         get_logger().exception("unexpected error", extra={"error_type": type(exc).__name__})
         return error_response(500, "internal error")
 
     return app
 
 
-def _path_has_other_methods(app: APIGatewayHttpResolver, path: str, method: str) -> bool:
-    """Whether any function of the API serves this path with another method (405, not 404)."""
-    routes = [*app._static_routes, *app._dynamic_routes, *_every_route()]
+def _serves_other_methods(app: APIGatewayHttpResolver, path: str, method: str) -> bool:
+    routes = [*app._static_routes, *app._dynamic_routes]
     return any(route.rule.match(path) and route.method != method.upper() for route in routes)
 
 
-@functools.cache
-def _every_route() -> tuple:
-    from gligabao.api.routes import all_routers
-
-    every = create_app(*all_routers(), check_methods=False)
-    return (*every._static_routes, *every._dynamic_routes)
-
-
-def create_handler(*routers: APIGatewayHttpRouter, max_body_bytes: int | None = None) -> LambdaHandler:
-    """The Lambda entry point of one function: limits first, then the routes."""
-    app = create_app(*routers)
-
-    def handler(event: dict, context: Any) -> dict:
-        if max_body_bytes is not None and _body_size(event) > max_body_bytes:
-            return _answer(PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes"))
-        try:
-            event = _json_whatever_the_content_type(_text_body(event))
-        except BadRequest as exc:
-            return _answer(exc)
-        return app.resolve(event, context)
-
-    handler.app = app  # type: ignore[attr-defined]
-    return handler
-
-
-def _answer(exc: GbError) -> dict:
+def error_event(exc: GbError) -> dict:
     """An error answered before routing, in the API Gateway payload 2.0 response format."""
     return {
         "statusCode": exc.status,
@@ -156,7 +133,7 @@ def _unstorable_field(value: Any, path: str) -> str | None:
     return None
 
 
-def _text_body(event: dict) -> dict:
+def text_body(event: dict) -> dict:
     """Every body of this API is JSON text: a base64-encoded one (API Gateway's choice for some
     content types) is decoded here, and one that is not UTF-8 is a 400."""
     if not event.get("isBase64Encoded") or not event.get("body"):
@@ -168,7 +145,7 @@ def _text_body(event: dict) -> dict:
     return {**event, "body": text, "isBase64Encoded": False}
 
 
-def _json_whatever_the_content_type(event: dict) -> dict:
+def json_whatever_the_content_type(event: dict) -> dict:
     """Every body of this API is JSON: `curl -d '{...}'` sends it as a form, and it is still read as JSON."""
     body = event.get("body") or ""
     headers = event.get("headers") or {}
@@ -178,7 +155,7 @@ def _json_whatever_the_content_type(event: dict) -> dict:
     return {**event, "headers": {**headers, "content-type": "application/json"}}
 
 
-def _body_size(event: dict) -> int:
+def body_size(event: dict) -> int:
     body = event.get("body") or ""
     if event.get("isBase64Encoded"):
         return len(body) * 3 // 4

@@ -1,8 +1,17 @@
-"""Response models of the endpoints (the request models live beside their routes)."""
+"""Response models of the system and datasets endpoints; each maps its domain result with
+`from_domain()`, so the OpenAPI document and what is returned are one definition."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
+
+from gligabao.memory import datasets, health
+from gligabao.timefmt import rfc3339
+
+
+def absent(value: object) -> bool:
+    """Fields excluded when None (`Field(exclude_if=absent)`): omitted from the body, not null."""
+    return value is None
 
 
 class DatasetSummary(BaseModel):
@@ -16,6 +25,21 @@ class DatasetSummary(BaseModel):
 class DatasetList(BaseModel):
     datasets: list[DatasetSummary]
 
+    @classmethod
+    def from_domain(cls, summaries: list[datasets.DatasetSummary]) -> DatasetList:
+        return cls(
+            datasets=[
+                DatasetSummary(
+                    name=s.name,
+                    created_at=rfc3339(s.created_at),
+                    artifacts=s.artifacts,
+                    entities=s.entities,
+                    edges=s.edges,
+                )
+                for s in summaries
+            ]
+        )
+
 
 class DatasetDeleted(BaseModel):
     dataset: str
@@ -28,11 +52,9 @@ class ProviderState(BaseModel):
 
 class DatabaseState(BaseModel):
     ok: bool
-    schema_version: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    schema_version: int | None = Field(default=None, exclude_if=absent)
     error: str | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="why the database is not usable; omitted when it is",
+        default=None, exclude_if=absent, description="why the database is not usable; omitted when it is"
     )
 
 
@@ -42,6 +64,18 @@ class Health(BaseModel):
     database: DatabaseState
     providers: dict[str, ProviderState]
     missing: list[str]
+
+    @classmethod
+    def from_domain(cls, state: health.Health) -> Health:
+        return cls(
+            status="ok",
+            version=state.version,
+            database=DatabaseState(
+                ok=state.database.ok, schema_version=state.database.schema_version, error=state.database.error
+            ),
+            providers={name: ProviderState(configured=ok) for name, ok in state.configured.items()},
+            missing=state.missing,
+        )
 
 
 class ErrorBody(BaseModel):

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
+from gligabao.api.models import absent
 from gligabao.api.validation import DatasetField, SessionId, UserId
 from gligabao.errors import BadRequest
+from gligabao.limits import DEFAULT_LIMITS
+from gligabao.memory.query import Answer, Question
+from gligabao.model import StoredEdge
+from gligabao.timefmt import rfc3339
 
-GEO_RADIUS_MAX_KM = 20015.0  # half the Earth's circumference: every point is within it
+GEO_RADIUS_MAX_KM = DEFAULT_LIMITS.geo_radius_max_km
 
 
 def _query_text(value: object) -> object:
@@ -52,7 +57,12 @@ def _radius(value: object) -> object:
 
 
 class QueryRequest(BaseModel):
-    """`{"user_id": "u1", "query": "Where does Alice work?", "session_id": "chat-42"}`"""
+    """`{"user_id": "u1", "query": "Where does Alice work?", "session_id": "chat-42"}`
+
+    Unknown fields are refused (400 naming them), so a misspelt `sesion_id` is never silently dropped.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
     query: Annotated[str, BeforeValidator(_query_text)] = Field(description="the question; non-empty")
@@ -94,15 +104,27 @@ class QueryRequest(BaseModel):
     def stage_models(self) -> dict[str, str]:
         return self.models or {}
 
+    def question(self, request_id: str | None = None, deadline: float | None = None) -> Question:
+        return Question(
+            user_id=self.user_id,
+            query=self.query,
+            dataset=self.dataset,
+            session_id=self.session_id,
+            reasoning=self.stage_reasoning,
+            models=self.stage_models,
+            request_id=request_id,
+            deadline=deadline,
+        )
 
-# --- response (documentation of the body built by gligabao.memory.query) ---------------------
+
+# --- response ----------------------------------------------------------------------------------
 
 
 class EntityEvidence(BaseModel):
     id: int = Field(description="gb_entities row id")
     name: str
     type: str
-    description: str | None = Field(default=None, description="omitted when empty")
+    description: str | None = Field(default=None, exclude_if=absent, description="omitted when empty")
 
 
 class EdgeEvidence(BaseModel):
@@ -112,23 +134,29 @@ class EdgeEvidence(BaseModel):
     source: str
     target: str
     relation: str
-    description: str | None = Field(default=None, description="omitted when empty")
+    description: str | None = Field(default=None, exclude_if=absent, description="omitted when empty")
     artifact_id: int | None = Field(
-        default=None, description="the artifact the fact was inferred from; omitted if unset"
+        default=None,
+        exclude_if=absent,
+        description="the artifact the fact was inferred from; omitted if unset",
     )
-    valid_at: str | None = Field(default=None, description="RFC 3339; omitted when null")
-    invalid_at: str | None = Field(default=None, description="RFC 3339; omitted when null")
+    valid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
+    invalid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
     created_at: str = Field(description="RFC 3339")
-    expired_at: str | None = Field(default=None, description="always omitted: only live facts are cited")
+    expired_at: str | None = Field(
+        default=None, exclude_if=absent, description="always omitted: only live facts are cited"
+    )
 
 
 class PassageEvidence(BaseModel):
     artifact_id: int = Field(description="the chunk's gb_artifacts row")
     parent_id: int = Field(description="the whole text the chunk is part of")
     index: int = Field(description="position of the chunk in the text, from 0")
-    summary: str | None = Field(default=None, description="omitted if the search did not find it")
+    summary: str | None = Field(
+        default=None, exclude_if=absent, description="omitted if the search did not find it"
+    )
     text: str | None = Field(
-        default=None, description="omitted for the passages given with their summary only"
+        default=None, exclude_if=absent, description="omitted for the passages given with their summary only"
     )
 
 
@@ -139,6 +167,50 @@ class Evidence(BaseModel):
 
 
 class QueryResponse(BaseModel):
-    session_id: str | None = Field(default=None, description="the request's session; omitted if it had none")
+    session_id: str | None = Field(
+        default=None, exclude_if=absent, description="the request's session; omitted if it had none"
+    )
     answer: str
     evidence: Evidence
+
+    @classmethod
+    def from_domain(cls, answer: Answer) -> QueryResponse:
+        evidence = answer.evidence
+        return cls(
+            session_id=answer.session_id,
+            answer=answer.answer,
+            evidence=Evidence(
+                entities=[
+                    EntityEvidence(id=e.id, name=e.name, type=e.type, description=e.description or None)
+                    for e in evidence.entities
+                ],
+                edges=[_edge_evidence(edge) for edge in evidence.edges],
+                passages=[
+                    PassageEvidence(
+                        artifact_id=p.artifact_id,
+                        parent_id=p.parent_id,
+                        index=p.index,
+                        summary=p.summary,
+                        text=p.text,
+                    )
+                    for p in evidence.passages
+                ],
+            ),
+        )
+
+
+def _edge_evidence(edge: StoredEdge) -> EdgeEvidence:
+    return EdgeEvidence(
+        id=edge.id,
+        source_id=edge.source_id,
+        target_id=edge.target_id,
+        source=edge.source,
+        target=edge.target,
+        relation=edge.relation,
+        description=edge.description or None,
+        artifact_id=edge.artifact_id,
+        valid_at=rfc3339(edge.valid_at),
+        invalid_at=rfc3339(edge.invalid_at),
+        created_at=rfc3339(edge.created_at),
+        expired_at=rfc3339(edge.expired_at),
+    )

@@ -21,9 +21,12 @@ from pydantic import (
 )
 
 from gligabao.ai.stages import LEVELS, REMEMBER_STAGES, parse_models, parse_reasoning
+from gligabao.api.models import absent
 from gligabao.api.validation import DatasetField, SessionId, UserId
 from gligabao.errors import BadRequest
-from gligabao.timefmt import parse_rfc3339
+from gligabao.memory.remember import Remembered, TextToRemember
+from gligabao.model import StoredEdge
+from gligabao.timefmt import parse_rfc3339, rfc3339
 
 IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
@@ -143,16 +146,23 @@ class RememberRequest(BaseModel):
             raise ValueError("text must not contain NUL characters")
         return value.strip() if value is not None else None
 
+    def text_to_remember(self) -> TextToRemember:
+        return TextToRemember(
+            user_id=self.user_id,
+            dataset=self.dataset,
+            text=self.text,
+            session_id=self.session_id,
+            reference_time=self.reference_time,
+            reasoning=self.reasoning,
+            models=self.models,
+        )
+
     def check_content(self) -> None:
         """Exactly one of text and image; a caption goes with an image."""
         if (self.text is None) == (self.image is None):
             raise BadRequest("exactly one of text and image is required")
         if self.caption is not None and self.image is None:
             raise BadRequest("caption is only for an image")
-
-
-def _absent(value: object) -> bool:
-    return value is None
 
 
 class RememberedEntity(BaseModel):
@@ -174,10 +184,27 @@ class RememberedEdge(BaseModel):
     artifact_id: int | None
     valid_at: str | None = Field(description="RFC 3339, UTC: when the fact began to hold")
     invalid_at: str | None = Field(
-        default=None, exclude_if=_absent, description="when it stopped holding; omitted while it holds"
+        default=None, exclude_if=absent, description="when it stopped holding; omitted while it holds"
     )
     created_at: str
     created: bool = Field(description="created by this call (false: a stored fact the text restates)")
+
+    @classmethod
+    def from_domain(cls, edge: StoredEdge) -> RememberedEdge:
+        return cls(
+            id=edge.id,
+            source_id=edge.source_id,
+            target_id=edge.target_id,
+            source=edge.source,
+            target=edge.target,
+            relation=edge.relation,
+            description=edge.description,
+            artifact_id=edge.artifact_id,
+            valid_at=rfc3339(edge.valid_at),
+            invalid_at=rfc3339(edge.invalid_at),
+            created_at=rfc3339(edge.created_at),
+            created=edge.created,
+        )
 
 
 class SupersededEdge(BaseModel):
@@ -188,7 +215,7 @@ class SupersededEdge(BaseModel):
 
 class RememberResponse(BaseModel):
     session_id: str | None = Field(
-        default=None, exclude_if=_absent, description="the request's session; omitted without one"
+        default=None, exclude_if=absent, description="the request's session; omitted without one"
     )
     dataset: str
     artifact_id: int
@@ -196,3 +223,23 @@ class RememberResponse(BaseModel):
     edges: list[RememberedEdge]
     superseded: list[SupersededEdge]
     chunks: int = Field(description="chunks of a long text; 0 when it was not chunked")
+
+    @classmethod
+    def from_domain(cls, remembered: Remembered) -> RememberResponse:
+        return cls(
+            session_id=remembered.session_id,
+            dataset=remembered.dataset,
+            artifact_id=remembered.artifact_id,
+            entities=[
+                RememberedEntity(
+                    id=e.id, name=e.name, type=e.type, description=e.description, created=e.created
+                )
+                for e in remembered.entities
+            ],
+            edges=[RememberedEdge.from_domain(edge) for edge in remembered.edges],
+            superseded=[
+                SupersededEdge(id=e.id, invalid_at=rfc3339(e.invalid_at), expired_at=rfc3339(e.expired_at))
+                for e in remembered.superseded
+            ],
+            chunks=remembered.chunks,
+        )

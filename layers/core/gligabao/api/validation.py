@@ -8,10 +8,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from gligabao.api.deps import memory
+from gligabao.limits import Limits
+
 DATASET_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 DEFAULT_DATASET = "main"
-SESSION_ID_MAX_BYTES = 128
-USER_ID_MAX_BYTES = 256
 
 _DATASET_NAME = re.compile(DATASET_NAME_PATTERN)
 
@@ -27,8 +28,9 @@ def check_user_id(value: str) -> str:
         raise ValueError("user_id is required")
     if _is_invisible(value[0]) or _is_invisible(value[-1]):
         raise ValueError("user_id must not begin or end with whitespace or invisible characters")
-    if len(value.encode()) > USER_ID_MAX_BYTES or _has_control_characters(value):
-        raise ValueError(f"user_id must be at most {USER_ID_MAX_BYTES} bytes without control characters")
+    most = _limits().user_id_max_bytes
+    if len(value.encode()) > most or _has_control_characters(value):
+        raise ValueError(f"user_id must be at most {most} bytes without control characters")
     return value
 
 
@@ -50,11 +52,16 @@ def resolve_session_id(value: str | None) -> str | None:
     value = value.strip()
     if not value:
         return None
-    if len(value.encode()) > SESSION_ID_MAX_BYTES:
-        raise ValueError(f"session_id must be at most {SESSION_ID_MAX_BYTES} bytes")
+    most = _limits().session_id_max_bytes
+    if len(value.encode()) > most:
+        raise ValueError(f"session_id must be at most {most} bytes")
     if _has_control_characters(value):
         raise ValueError("session_id must not contain control characters")
     return value
+
+
+def _limits() -> Limits:
+    return memory().limits
 
 
 def _strictly_string(value: object) -> object:

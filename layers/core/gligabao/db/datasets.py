@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import psycopg
+from psycopg.rows import class_row
+
+Row = TypeVar("Row")
 
 
-def list_with_counts(conn: psycopg.Connection, user_id: str) -> list[dict]:
-    return conn.execute(
-        """
+def list_with_counts(conn: psycopg.Connection, user_id: str, row_type: type[Row]) -> list[Row]:
+    """name, created_at and the counts of artifacts (chunks not counted), entities and live edges."""
+    return (
+        conn.cursor(row_factory=class_row(row_type))
+        .execute(
+            """
         SELECT d.name, d.created_at,
                (SELECT count(*) FROM gb_artifacts a WHERE a.dataset_id = d.id AND a.kind <> 'chunk') AS artifacts,
                (SELECT count(*) FROM gb_entities e WHERE e.dataset_id = d.id) AS entities,
@@ -16,15 +24,10 @@ def list_with_counts(conn: psycopg.Connection, user_id: str) -> list[dict]:
         WHERE d.user_id = %s
         ORDER BY d.name
         """,
-        [user_id],
-    ).fetchall()
-
-
-def find_id(conn: psycopg.Connection, user_id: str, name: str) -> int | None:
-    row = conn.execute(
-        "SELECT id FROM gb_datasets WHERE user_id = %s AND name = %s", [user_id, name]
-    ).fetchone()
-    return row["id"] if row else None
+            [user_id],
+        )
+        .fetchall()
+    )
 
 
 def lock_or_create(conn: psycopg.Connection, user_id: str, name: str) -> int:

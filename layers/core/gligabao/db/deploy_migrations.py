@@ -2,7 +2,7 @@
 
 CloudFormation invokes the migrate function with a Create, Update or Delete request and waits
 for a JSON answer PUT to the request's pre-signed `ResponseURL`. Create and Update apply the
-pending migrations (`gligabao.db.migrate.migrate`); Delete does nothing (the data stays with the
+pending migrations (`apply`, wired by the bootstrap: `gligabao.db.migrate.migrate`); Delete does nothing (the data stays with the
 database, whose own deletion policy decides). Whatever happens, an answer is sent: without one
 the stack would hang until the resource's ServiceTimeout.
 
@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gligabao.db.connection import Database
 
 PHYSICAL_RESOURCE_ID = "gligabao-migrations"
 REASON_MAX_CHARS = 400
@@ -41,15 +43,19 @@ def handle(
     context: Any = None,
     *,
     logger: Any = None,
-    apply: Callable[[float | None], list[str]] | None = None,
+    apply: Callable[[float | None], list[str]],
+    passwords: Callable[[], list[str]] = list,
 ) -> dict[str, Any]:
-    """Serve one custom-resource request and answer CloudFormation; returns the answer sent."""
+    """Serve one custom-resource request and answer CloudFormation; returns the answer sent.
+
+    `apply(deadline)` applies the migrations; `passwords()` lists the secrets no reason may show.
+    """
     log = logger or _fallback_logger
     request_type = event.get("RequestType")
     status, reason, data = "SUCCESS", "", {}
     try:
         if request_type in ("Create", "Update"):
-            applied = (apply or apply_migrations)(_deadline(context))
+            applied = apply(_deadline(context))
             data = {"applied": ",".join(applied), "count": str(len(applied))}
             reason = f"{len(applied)} migration(s) applied" if applied else "schema up to date"
             log.info("migrations applied", extra={"request_type": request_type, "applied": applied})
@@ -59,7 +65,7 @@ def handle(
         else:
             status, reason = "FAILED", f"unknown request type {request_type!r}"
     except Exception as exc:  # every failure is an answer, never a silence
-        status, reason = "FAILED", safe_reason(exc)
+        status, reason = "FAILED", safe_reason(exc, _safely(passwords))
         log.error("migrations failed", extra={"request_type": request_type, "reason": reason})
     answer = {
         "Status": status,
@@ -75,21 +81,23 @@ def handle(
     return answer
 
 
-def apply_migrations(deadline: float | None = None) -> list[str]:
+def apply_migrations(
+    database: Database, embedding_dimensions: int, deadline: float | None = None
+) -> list[str]:
     """Connect (waiting for the database until `deadline`, a time.monotonic() value) and migrate."""
-    from gligabao.db import connection as db
+    from gligabao.db.connection import DatabaseUnavailable
     from gligabao.db.migrate import migrate
 
     while True:
         try:
-            conn = db.connection()
+            conn = database.connection()
             break
-        except db.DatabaseUnavailable:
+        except DatabaseUnavailable:
             # A new cluster's proxy target can take minutes to become available.
             if deadline is None or time.monotonic() + RETRY_INTERVAL_SECONDS > deadline:
                 raise
             time.sleep(RETRY_INTERVAL_SECONDS)
-    return migrate(conn)
+    return migrate(conn, embedding_dimensions)
 
 
 def _deadline(context: Any) -> float | None:
@@ -99,38 +107,39 @@ def _deadline(context: Any) -> float | None:
     return time.monotonic() + max(0, remaining() - ANSWER_MARGIN_MS) / 1000
 
 
-def safe_reason(exc: BaseException) -> str:
+def safe_reason(exc: BaseException, passwords: list[str] = ()) -> str:
     """A short reason for CloudFormation's events: the error and its cause, no password."""
     parts = [f"{type(exc).__name__}: {exc}"]
     cause = exc.__cause__
     if cause is not None:
         parts.append(f"{type(cause).__name__}: {cause}")
     text = " / ".join(" ".join(p.split()) for p in parts)
-    for secret in _known_passwords():
-        text = text.replace(secret, "***")
+    for secret in passwords:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
     text = _PASSWORD_IN_CONNINFO.sub(r"\1***", text)
     text = _PASSWORD_IN_URL.sub(r"\1***@", text)
     return text[:REASON_MAX_CHARS]
 
 
-def _known_passwords() -> list[str]:
-    """The passwords this process may hold: DATABASE_URL's and the resolved cluster secret's."""
-    urls = [os.environ.get("DATABASE_URL")]
+def _safely(passwords: Callable[[], list[str]]) -> list[str]:
     try:
-        from gligabao.db import connection as db
+        return list(passwords())
+    except Exception:  # a broken configuration still gets its answer
+        return []
 
-        urls.append(getattr(db, "_resolved_url", None))
-    except Exception:
-        pass
+
+def passwords_in(urls: list[str | None]) -> list[str]:
+    """The passwords of these database URLs or conninfo strings."""
+    from psycopg.conninfo import conninfo_to_dict
+
     found = []
     for url in filter(None, urls):
         try:
-            from psycopg.conninfo import conninfo_to_dict
-
             password = conninfo_to_dict(url).get("password")
         except Exception:
             continue
-        if password and len(str(password)) >= 4:
+        if password:
             found.append(str(password))
     return found
 

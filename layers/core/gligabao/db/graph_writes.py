@@ -14,6 +14,9 @@ from datetime import datetime
 
 import psycopg
 from pgvector import Vector
+from psycopg.rows import class_row
+
+from gligabao.model import EndedEdge, StoredEdge, StoredEntity
 
 
 @dataclass(frozen=True)
@@ -76,22 +79,17 @@ def match_entities(
     normalized_names: Sequence[str],
     embeddings: Sequence[Sequence[float]],
     threshold: float,
-) -> list[dict | None]:
-    """For each name (with its vector), the stored entity it is: same normalized name, else the
-    nearest vector when its cosine is at least `threshold`; None when neither."""
+) -> list[int | None]:
+    """For each name (with its vector), the id of the stored entity it is: same normalized name,
+    else the nearest vector when its cosine is at least `threshold`; None when neither."""
     rows = conn.execute(
         """
-        SELECT i.ord,
-               coalesce(by_name.id, by_vector.id) AS id,
-               coalesce(by_name.name, by_vector.name) AS name,
-               coalesce(by_name.type, by_vector.type) AS type,
-               coalesce(by_name.description, by_vector.description) AS description,
-               CASE WHEN by_name.id IS NOT NULL THEN 'name' ELSE 'vector' END AS matched_by
+        SELECT i.ord, coalesce(by_name.id, by_vector.id) AS id
         FROM unnest(%(names)s::text[], %(embeddings)s::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
         LEFT JOIN gb_entities by_name
                ON by_name.dataset_id = %(dataset_id)s AND by_name.normalized_name = i.normalized_name
         LEFT JOIN LATERAL (
-            SELECT e.id, e.name, e.type, e.description, e.embedding <=> i.embedding AS distance
+            SELECT e.id, e.embedding <=> i.embedding AS distance
             FROM gb_entities e
             WHERE by_name.id IS NULL AND e.dataset_id = %(dataset_id)s AND e.embedding IS NOT NULL
             ORDER BY e.embedding <=> i.embedding
@@ -106,9 +104,9 @@ def match_entities(
             "threshold": threshold,
         },
     ).fetchall()
-    matches: list[dict | None] = [None] * len(normalized_names)
+    matches: list[int | None] = [None] * len(normalized_names)
     for row in rows:
-        matches[row["ord"] - 1] = row
+        matches[row["ord"] - 1] = row["id"]
     return matches
 
 
@@ -124,15 +122,18 @@ class EntityRow:
     embedding: Sequence[float]
 
 
-def upsert_entities(conn: psycopg.Connection, dataset_id: int, entities: Sequence[EntityRow]) -> list[dict]:
+def upsert_entities(
+    conn: psycopg.Connection, dataset_id: int, entities: Sequence[EntityRow]
+) -> list[StoredEntity]:
     """Update the matched entities (fill an empty description or an unknown type, bump updated_at)
     and insert the others, upserting on (dataset_id, normalized_name) so that a concurrent
     creation of the same name ends in one row. Rows are written in normalized-name order, the
     same in every transaction, so concurrent upserts wait for each other instead of deadlocking.
 
-    Returns one row per input, in input order: id, name, type, description, created.
+    Returns one entity per input, in input order.
     """
-    rows = conn.execute(
+    cursor = conn.cursor(row_factory=class_row(StoredEntity))
+    return cursor.execute(
         """
         WITH input AS (
             SELECT * FROM unnest(%(matched_id)s::bigint[], %(name)s::text[], %(normalized_name)s::text[],
@@ -163,10 +164,12 @@ def upsert_entities(conn: psycopg.Connection, dataset_id: int, entities: Sequenc
                 updated_at = now()
             RETURNING e.normalized_name, e.id, e.name, e.type, e.description, (e.xmax = 0) AS created
         )
-        SELECT ord, id, name, type, description, created FROM updated
-        UNION ALL
-        SELECT i.ord, n.id, n.name, n.type, n.description, n.created
-        FROM inserted n JOIN input i ON i.matched_id IS NULL AND i.normalized_name = n.normalized_name
+        SELECT id, name, type, description, created
+        FROM (SELECT ord, id, name, type, description, created FROM updated
+              UNION ALL
+              SELECT i.ord, n.id, n.name, n.type, n.description, n.created
+              FROM inserted n JOIN input i ON i.matched_id IS NULL AND i.normalized_name = n.normalized_name) AS stored
+        ORDER BY ord
         """,
         {
             "dataset_id": dataset_id,
@@ -178,8 +181,6 @@ def upsert_entities(conn: psycopg.Connection, dataset_id: int, entities: Sequenc
             "embedding": [_vector(e.embedding) for e in entities],
         },
     ).fetchall()
-    by_ord = {row["ord"]: row for row in rows}
-    return [by_ord[i + 1] for i in range(len(entities))]
 
 
 _EDGE_COLUMNS = """e.id, e.source_id, e.target_id, s.name AS source, t.name AS target, e.relation, e.description,
@@ -191,10 +192,12 @@ def live_edges(
     dataset_id: int,
     triples: Sequence[tuple[int, int, str]],
     ids: Sequence[int] = (),
-) -> list[dict]:
+) -> list[StoredEdge]:
     """The live (not superseded) edges with one of these (source_id, target_id, relation) or ids."""
-    return conn.execute(
-        f"""
+    return (
+        conn.cursor(row_factory=class_row(StoredEdge))
+        .execute(
+            f"""
         SELECT {_EDGE_COLUMNS}
         FROM gb_edges e
         JOIN gb_entities s ON s.id = e.source_id
@@ -205,14 +208,16 @@ def live_edges(
                OR e.id = ANY(%(ids)s::bigint[]))
         ORDER BY e.id
         """,
-        {
-            "dataset_id": dataset_id,
-            "source_id": [t[0] for t in triples],
-            "target_id": [t[1] for t in triples],
-            "relation": [t[2] for t in triples],
-            "ids": list(ids),
-        },
-    ).fetchall()
+            {
+                "dataset_id": dataset_id,
+                "source_id": [t[0] for t in triples],
+                "target_id": [t[1] for t in triples],
+                "relation": [t[2] for t in triples],
+                "ids": list(ids),
+            },
+        )
+        .fetchall()
+    )
 
 
 def candidate_edges(
@@ -224,12 +229,14 @@ def candidate_edges(
     threshold: float,
     limit: int,
     exclude_ids: Sequence[int] = (),
-) -> list[dict]:
+) -> list[StoredEdge]:
     """The live edges new facts may repeat or contradict: those around these entities and those
     whose vector has a cosine of at least `threshold` with one of `embeddings`; the `limit` most
     similar to a new fact."""
-    return conn.execute(
-        f"""
+    return (
+        conn.cursor(row_factory=class_row(StoredEdge))
+        .execute(
+            f"""
         WITH new_fact AS (
             SELECT embedding FROM unnest(%(embeddings)s::vector[]) AS n(embedding)
         ),
@@ -253,25 +260,27 @@ def candidate_edges(
         candidate AS (
             SELECT id FROM around UNION SELECT id FROM near_vector
         )
-        SELECT {_EDGE_COLUMNS},
-               (SELECT max(1 - (e.embedding <=> n.embedding)) FROM new_fact n) AS similarity
+        SELECT {_EDGE_COLUMNS}
         FROM candidate c
         JOIN gb_edges e ON e.id = c.id
         JOIN gb_entities s ON s.id = e.source_id
         JOIN gb_entities t ON t.id = e.target_id
         WHERE NOT e.id = ANY(%(exclude_ids)s::bigint[])
-        ORDER BY similarity DESC NULLS LAST, e.created_at DESC, e.id DESC
+        ORDER BY (SELECT max(1 - (e.embedding <=> n.embedding)) FROM new_fact n) DESC NULLS LAST,
+                 e.created_at DESC, e.id DESC
         LIMIT %(limit)s
         """,
-        {
-            "dataset_id": dataset_id,
-            "entity_ids": list(entity_ids),
-            "embeddings": [_vector(e) for e in embeddings],
-            "threshold": threshold,
-            "limit": limit,
-            "exclude_ids": list(exclude_ids),
-        },
-    ).fetchall()
+            {
+                "dataset_id": dataset_id,
+                "entity_ids": list(entity_ids),
+                "embeddings": [_vector(e) for e in embeddings],
+                "threshold": threshold,
+                "limit": limit,
+                "exclude_ids": list(exclude_ids),
+            },
+        )
+        .fetchall()
+    )
 
 
 @dataclass(frozen=True)
@@ -286,13 +295,15 @@ class EdgeRow:
     embedding: Sequence[float]
 
 
-def insert_edges(conn: psycopg.Connection, dataset_id: int, edges: Sequence[EdgeRow]) -> list[dict]:
-    """Insert new edges; returns their rows (with id and created_at) in input order.
+def insert_edges(conn: psycopg.Connection, dataset_id: int, edges: Sequence[EdgeRow]) -> list[StoredEdge]:
+    """Insert new edges; returns them (without their endpoints' names) in input order.
 
     The inputs must be distinct by (source_id, target_id, relation): that is how rows are matched back.
     """
-    rows = conn.execute(
-        """
+    rows = (
+        conn.cursor(row_factory=class_row(StoredEdge))
+        .execute(
+            """
         WITH inserted AS (
             INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, artifact_id,
                                   valid_at, invalid_at, embedding)
@@ -302,23 +313,26 @@ def insert_edges(conn: psycopg.Connection, dataset_id: int, edges: Sequence[Edge
                         %(description)s::text[], %(artifact_id)s::bigint[], %(valid_at)s::timestamptz[],
                         %(invalid_at)s::timestamptz[], %(embedding)s::vector[])
                  AS i(source_id, target_id, relation, description, artifact_id, valid_at, invalid_at, embedding)
-            RETURNING id, source_id, target_id, relation, created_at
+            RETURNING id, source_id, target_id, relation, description, artifact_id, valid_at, invalid_at,
+                      created_at, expired_at
         )
         SELECT * FROM inserted
         """,
-        {
-            "dataset_id": dataset_id,
-            "source_id": [e.source_id for e in edges],
-            "target_id": [e.target_id for e in edges],
-            "relation": [e.relation for e in edges],
-            "description": [e.description for e in edges],
-            "artifact_id": [e.artifact_id for e in edges],
-            "valid_at": [e.valid_at for e in edges],
-            "invalid_at": [e.invalid_at for e in edges],
-            "embedding": [_vector(e.embedding) for e in edges],
-        },
-    ).fetchall()
-    by_triple = {(r["source_id"], r["target_id"], r["relation"]): r for r in rows}
+            {
+                "dataset_id": dataset_id,
+                "source_id": [e.source_id for e in edges],
+                "target_id": [e.target_id for e in edges],
+                "relation": [e.relation for e in edges],
+                "description": [e.description for e in edges],
+                "artifact_id": [e.artifact_id for e in edges],
+                "valid_at": [e.valid_at for e in edges],
+                "invalid_at": [e.invalid_at for e in edges],
+                "embedding": [_vector(e.embedding) for e in edges],
+            },
+        )
+        .fetchall()
+    )
+    by_triple = {(r.source_id, r.target_id, r.relation): r for r in rows}
     return [by_triple[(e.source_id, e.target_id, e.relation)] for e in edges]
 
 
@@ -333,10 +347,12 @@ class EdgeEnd:
 
 def end_edges(
     conn: psycopg.Connection, dataset_id: int, ends: Sequence[EdgeEnd], now: datetime
-) -> list[dict]:
-    """Write the ends of edges still live; returns id, invalid_at, expired_at of each edge changed."""
-    return conn.execute(
-        """
+) -> list[EndedEdge]:
+    """Write the ends of edges still live; returns each edge changed."""
+    return (
+        conn.cursor(row_factory=class_row(EndedEdge))
+        .execute(
+            """
         UPDATE gb_edges e
         SET invalid_at = u.invalid_at,
             expired_at = CASE WHEN u.supersede THEN %(now)s ELSE e.expired_at END
@@ -345,14 +361,16 @@ def end_edges(
         WHERE e.id = u.edge_id AND e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
         RETURNING e.id, e.invalid_at, e.expired_at
         """,
-        {
-            "dataset_id": dataset_id,
-            "now": now,
-            "edge_id": [end.edge_id for end in ends],
-            "invalid_at": [end.invalid_at for end in ends],
-            "supersede": [end.supersede for end in ends],
-        },
-    ).fetchall()
+            {
+                "dataset_id": dataset_id,
+                "now": now,
+                "edge_id": [end.edge_id for end in ends],
+                "invalid_at": [end.invalid_at for end in ends],
+                "supersede": [end.supersede for end in ends],
+            },
+        )
+        .fetchall()
+    )
 
 
 def link(

@@ -7,7 +7,7 @@ from importlib import resources
 
 import psycopg
 
-from gligabao.config import settings
+from gligabao.db.connection import Database, register_vector
 
 # Serialises concurrent migrators (two deploys, or tests starting together).
 MIGRATION_LOCK_KEY = 0x676C6967
@@ -25,8 +25,9 @@ def available_migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-def migrate(conn: psycopg.Connection) -> list[str]:
-    """Apply the migrations this database lacks; returns the names applied."""
+def migrate(conn: psycopg.Connection, embedding_dimensions: int) -> list[str]:
+    """Apply the migrations this database lacks; returns the names applied. The embedding size is
+    fixed by the first migration."""
     applied_now = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK_KEY])
@@ -40,7 +41,7 @@ def migrate(conn: psycopg.Connection) -> list[str]:
         for version, name, sql in available_migrations():
             if version in done:
                 continue
-            conn.execute(sql.replace("{dimensions}", str(settings().embedding_dimensions)))
+            conn.execute(sql.replace("{dimensions}", str(int(embedding_dimensions))))
             conn.execute("INSERT INTO gb_schema_migrations (version, name) VALUES (%s, %s)", [version, name])
             applied_now.append(f"{version:04d}_{name}")
     return applied_now
@@ -50,19 +51,9 @@ def _first(row):
     return next(iter(row.values())) if isinstance(row, dict) else row[0]
 
 
-_schema_ready = False
-
-
-def ensure_schema() -> None:
-    """Apply pending migrations once per process, then teach this connection the vector type."""
-    global _schema_ready
-    if _schema_ready:
-        return
-    from pgvector.psycopg import register_vector
-
-    from gligabao.db.connection import connection
-
-    conn = connection()
-    migrate(conn)
+def ensure_schema(database: Database, embedding_dimensions: int) -> list[str]:
+    """Apply pending migrations on the database's connection, then teach it the vector type."""
+    conn = database.connection()
+    applied = migrate(conn, embedding_dimensions)
     register_vector(conn)
-    _schema_ready = True
+    return applied

@@ -33,10 +33,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _migrate(args) -> int:
-    from gligabao.db.connection import connection
-    from gligabao.db.migrate import migrate
+    from gligabao.bootstrap import bundle
+    from gligabao.db.migrate import ensure_schema
 
-    applied = migrate(connection())
+    deps = bundle()
+    applied = ensure_schema(deps.database, deps.settings.embedding_dimensions)
     print(f"applied: {', '.join(applied)}" if applied else "schema is up to date")
     return 0
 
@@ -51,10 +52,12 @@ def _openapi(args) -> int:
 
 
 def _serve(args) -> int:
+    from gligabao.bootstrap import bundle
     from gligabao.db.migrate import ensure_schema
     from gligabao.local.server import make_server
 
-    ensure_schema()
+    deps = bundle()
+    ensure_schema(deps.database, deps.settings.embedding_dimensions)
     template = args.template or default_template()
     server = make_server(template, args.host, args.port)
     host, port = server.server_address[:2]

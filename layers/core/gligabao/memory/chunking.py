@@ -1,9 +1,9 @@
 """Long texts into overlapping chunks (SPEC section 5, step 2).
 
-A text longer than CHUNKING_THRESHOLD characters is cut into chunks of at most
-CHUNK_MAX_CHARS, each ending at the last paragraph boundary that fits, else the last
-sentence boundary, else the last space; the next chunk starts at the sentence (else
-word) boundary nearest CHUNK_OVERLAP_CHARS before the end of the previous one.
+A text longer than `chunking_threshold_chars` is cut into chunks of at most `chunk_max_chars`,
+each ending at the last paragraph boundary that fits, else the last sentence boundary, else the
+last space; the next chunk starts at the sentence (else word) boundary nearest
+`chunk_overlap_chars` before the end of the previous one (gligabao.limits).
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from __future__ import annotations
 import bisect
 import re
 
-CHUNKING_THRESHOLD = 6_000
-CHUNK_MAX_CHARS = 4_000
-CHUNK_OVERLAP_CHARS = 400
+from gligabao.limits import DEFAULT_LIMITS, Limits
+
 # A chunk ends no earlier than this share of CHUNK_MAX_CHARS, so a blank line near the start of
 # a window does not make a tiny chunk.
 MIN_FILL = 0.5
@@ -24,15 +23,18 @@ _SENTENCE = re.compile(r"[.!?…。！？]+[\"'”’)\]]*\s+")
 _WORD = re.compile(r"\s+")
 
 
-def split_text(text: str) -> list[str]:
+def split_text(text: str, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """The chunks of `text`, or [] when it is short enough to be remembered whole."""
-    if len(text) <= CHUNKING_THRESHOLD:
+    if len(text) <= limits.chunking_threshold_chars:
         return []
-    return [text[start:end].strip() for start, end in chunk_spans(text)]
+    spans = chunk_spans(text, limits.chunk_max_chars, limits.chunk_overlap_chars)
+    return [text[start:end].strip() for start, end in spans]
 
 
 def chunk_spans(
-    text: str, max_chars: int = CHUNK_MAX_CHARS, overlap: int = CHUNK_OVERLAP_CHARS
+    text: str,
+    max_chars: int = DEFAULT_LIMITS.chunk_max_chars,
+    overlap: int = DEFAULT_LIMITS.chunk_overlap_chars,
 ) -> list[tuple[int, int]]:
     """(start, end) of each chunk: every span at most `max_chars`, together covering the text."""
     paragraphs = _boundaries(_PARAGRAPH, text)
@@ -52,7 +54,7 @@ def chunk_spans(
             limit,
         )
         spans.append((start, end))
-        start = _overlap_start(end - overlap, start, end, sentences, words)
+        start = _overlap_start(end - overlap, start, end, sentences, words, overlap)
     spans.append((start, len(text)))
     return spans
 
@@ -67,9 +69,11 @@ def _last_in(positions: list[int], low: int, high: int) -> int | None:
     return positions[index] if index >= 0 and positions[index] > low else None
 
 
-def _overlap_start(target: int, previous_start: int, end: int, sentences: list[int], words: list[int]) -> int:
+def _overlap_start(
+    target: int, previous_start: int, end: int, sentences: list[int], words: list[int], overlap: int
+) -> int:
     """Where the next chunk starts: a boundary near `target`, after the previous start, before `end`."""
-    for levels, reach in ((sentences, CHUNK_OVERLAP_CHARS // 2), (words, 40)):
+    for levels, reach in ((sentences, overlap // 2), (words, 40)):
         near = [p for p in _window(levels, target - reach, target + reach) if previous_start < p < end]
         if near:
             return min(near, key=lambda p: abs(p - target))

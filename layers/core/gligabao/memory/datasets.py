@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from gligabao.db import datasets as dataset_rows
-from gligabao.db.connection import user_transaction
 from gligabao.errors import NotFound
-from gligabao.timefmt import rfc3339
+from gligabao.memory.ports import Memory
 
 
-def list_datasets(user_id: str) -> list[dict]:
-    with user_transaction(user_id) as conn:
-        rows = dataset_rows.list_with_counts(conn, user_id)
-    return [
-        {
-            "name": row["name"],
-            "created_at": rfc3339(row["created_at"]),
-            "artifacts": row["artifacts"],
-            "entities": row["entities"],
-            "edges": row["edges"],
-        }
-        for row in rows
-    ]
+@dataclass(frozen=True)
+class DatasetSummary:
+    name: str
+    created_at: datetime
+    artifacts: int  # texts and images remembered (chunks not counted)
+    entities: int
+    edges: int  # live edges: not superseded
 
 
-def delete_dataset(user_id: str, name: str) -> None:
-    with user_transaction(user_id) as conn:
-        if not dataset_rows.delete(conn, user_id, name):
+def list_datasets(memory: Memory, user_id: str) -> list[DatasetSummary]:
+    with memory.database.transaction(user_id) as uow:
+        return dataset_rows.list_with_counts(uow.conn, user_id, DatasetSummary)
+
+
+def delete_dataset(memory: Memory, user_id: str, name: str) -> None:
+    with memory.database.transaction(user_id) as uow:
+        if not dataset_rows.delete(uow.conn, user_id, name):
             raise NotFound(f"dataset {name!r} not found")

@@ -1,7 +1,7 @@
 """Step 5 of remember: which stored entity each entity of the text is (no LLM).
 
 An entity of the text is a stored one of the dataset when its normalized name matches, else
-when its vector has a cosine of at least SIMILARITY_THRESHOLD with a stored entity's (the best
+when its vector has a cosine of at least `entity_match_similarity` with a stored entity's (the best
 such). A matched entity keeps its id and name; an empty description (or unknown type) is
 filled and updated_at is bumped. The others are created.
 """
@@ -9,23 +9,12 @@ filled and updated_at is bumped. The others are created.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import psycopg
 
 from gligabao.db import graph_writes
 from gligabao.memory.extraction import TextEntity
-
-SIMILARITY_THRESHOLD = 0.75
-
-
-@dataclass(frozen=True)
-class StoredEntity:
-    id: int
-    name: str
-    type: str
-    description: str
-    created: bool
+from gligabao.model import StoredEntity
 
 
 def known_entity_ids(
@@ -33,14 +22,13 @@ def known_entity_ids(
     dataset_id: int,
     entities: Sequence[TextEntity],
     vectors: Sequence[Sequence[float]],
+    threshold: float,
 ) -> dict[str, int]:
     """normalized name -> id of the stored entity it is, for the entities already stored (reads only)."""
     matches = graph_writes.match_entities(
-        conn, dataset_id, [e.normalized_name for e in entities], vectors, SIMILARITY_THRESHOLD
+        conn, dataset_id, [e.normalized_name for e in entities], vectors, threshold
     )
-    return {
-        entity.normalized_name: match["id"] for entity, match in zip(entities, matches, strict=True) if match
-    }
+    return {entity.normalized_name: match for entity, match in zip(entities, matches, strict=True) if match}
 
 
 def resolve_entities(
@@ -48,19 +36,20 @@ def resolve_entities(
     dataset_id: int,
     entities: Sequence[TextEntity],
     vectors: Sequence[Sequence[float]],
+    threshold: float,
 ) -> dict[str, StoredEntity]:
     """Match, update and create the text's entities; normalized name -> the stored entity."""
     if not entities:
         return {}
     matches = graph_writes.match_entities(
-        conn, dataset_id, [e.normalized_name for e in entities], vectors, SIMILARITY_THRESHOLD
+        conn, dataset_id, [e.normalized_name for e in entities], vectors, threshold
     )
     # Several names of the text may be one stored entity ("Alice", "Alice Smith"): one row each.
     rows: list[graph_writes.EntityRow] = []
     row_of: dict[str, int] = {}
     row_of_stored_id: dict[int, int] = {}
     for entity, vector, match in zip(entities, vectors, matches, strict=True):
-        stored_id = match["id"] if match else None
+        stored_id = match
         if stored_id is not None and stored_id in row_of_stored_id:
             row_of[entity.normalized_name] = row_of_stored_id[stored_id]
             continue
@@ -72,8 +61,5 @@ def resolve_entities(
                 stored_id, entity.name, entity.normalized_name, entity.type, entity.description, vector
             )
         )
-    stored = [
-        StoredEntity(r["id"], r["name"], r["type"], r["description"], r["created"])
-        for r in graph_writes.upsert_entities(conn, dataset_id, rows)
-    ]
+    stored = graph_writes.upsert_entities(conn, dataset_id, rows)
     return {name: stored[index] for name, index in row_of.items()}

@@ -3,16 +3,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+
 from gligabao.ai.prompts.query import QueryReply
-from gligabao.memory.retrieval import Context, ContextEdge, ContextEntity, Passage
-from gligabao.timefmt import rfc3339
+from gligabao.memory.retrieval import Context
+from gligabao.model import Passage, StoredEdge, StoredEntity
 
 
-def empty_evidence() -> dict:
-    return {"entities": [], "edges": [], "passages": []}
+@dataclass(frozen=True)
+class Evidence:
+    """What the answer relied on, each list ordered by id; edges carry their endpoints' names."""
+
+    entities: list[StoredEntity] = field(default_factory=list)
+    edges: list[StoredEdge] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
 
 
-def build_evidence(reply: QueryReply, context: Context) -> dict:
+def build_evidence(reply: QueryReply, context: Context) -> Evidence:
     """Only ids that were in the context (hallucinated ones dropped), each once, ordered by id;
     the endpoints of every cited edge added to the entities; passages as they were given."""
     entities = {entity.id: entity for entity in context.entities}
@@ -26,51 +33,17 @@ def build_evidence(reply: QueryReply, context: Context) -> dict:
     cited_entities &= entities.keys()  # an endpoint is always in the context; never invent one
     cited_passages = sorted({artifact_id for artifact_id in reply.passages if artifact_id in passages})
 
-    return {
-        "entities": [entity_evidence(entities[entity_id]) for entity_id in sorted(cited_entities)],
-        "edges": [edge_evidence(edges[edge_id], entities) for edge_id in cited_edges],
-        "passages": [passage_evidence(passages[artifact_id]) for artifact_id in cited_passages],
-    }
+    return Evidence(
+        entities=[entities[entity_id] for entity_id in sorted(cited_entities)],
+        edges=[_with_names(edges[edge_id], entities) for edge_id in cited_edges],
+        passages=[passages[artifact_id] for artifact_id in cited_passages],
+    )
 
 
-def entity_evidence(entity: ContextEntity) -> dict:
-    item = {"id": entity.id, "name": entity.name, "type": entity.type}
-    if entity.description:
-        item["description"] = entity.description
-    return item
+def _with_names(edge: StoredEdge, entities: dict[int, StoredEntity]) -> StoredEdge:
+    return replace(edge, source=_name(entities, edge.source_id), target=_name(entities, edge.target_id))
 
 
-def edge_evidence(edge: ContextEdge, entities: dict[int, ContextEntity]) -> dict:
-    """The seed's response example: artifact_id omitted if unset; valid_at, invalid_at and
-    expired_at omitted when null; created_at always there."""
-    item: dict = {
-        "id": edge.id,
-        "source_id": edge.source_id,
-        "target_id": edge.target_id,
-        "source": _name(entities, edge.source_id),
-        "target": _name(entities, edge.target_id),
-        "relation": edge.relation,
-    }
-    if edge.description:
-        item["description"] = edge.description
-    if edge.artifact_id is not None:
-        item["artifact_id"] = edge.artifact_id
-    for name in ("valid_at", "invalid_at", "created_at", "expired_at"):
-        moment = getattr(edge, name)
-        if moment is not None:
-            item[name] = rfc3339(moment)
-    return item
-
-
-def passage_evidence(passage: Passage) -> dict:
-    item: dict = {"artifact_id": passage.artifact_id, "parent_id": passage.parent_id, "index": passage.index}
-    if passage.summary is not None:
-        item["summary"] = passage.summary
-    if passage.text is not None:
-        item["text"] = passage.text
-    return item
-
-
-def _name(entities: dict[int, ContextEntity], entity_id: int) -> str:
+def _name(entities: dict[int, StoredEntity], entity_id: int) -> str:
     entity = entities.get(entity_id)
     return entity.name if entity else ""

@@ -16,8 +16,6 @@ from gligabao.memory.names import normalized_name
 from gligabao.memory.temporal import fact_period, parse_fact_time
 from gligabao.observability.inferences import CallContext
 
-# Chunks are extracted concurrently, at most this many at a time (provider rate limits).
-EXTRACT_CONCURRENCY = 4
 UNKNOWN_TYPE = "unknown"
 FALLBACK_RELATION = "related_to"
 
@@ -71,6 +69,7 @@ def extract(
     now: datetime,
     reasoning: dict[str, str],
     models: dict[str, str],
+    concurrency: int,
     deadline: float | None = None,
 ) -> list[Extraction]:
     """One extraction per piece (the whole text, or each chunk), chunks concurrently."""
@@ -96,7 +95,7 @@ def extract(
 
     if len(pieces) == 1:
         return [extract_piece(0)]
-    with ThreadPoolExecutor(max_workers=min(EXTRACT_CONCURRENCY, len(pieces))) as pool:
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(pieces))) as pool:
         return list(pool.map(extract_piece, range(len(pieces))))
 
 
@@ -125,10 +124,10 @@ def merge_extractions(extractions: Sequence[Extraction], reference_time: datetim
         for listed in extraction.entities:
             entity(_clean(listed.name), _clean(listed.type), _clean(listed.description), piece)
         for edge in extraction.edges:
+            if not normalized_name(_clean(edge.source)) or not normalized_name(_clean(edge.target)):
+                continue  # a fact without both ends creates neither end
             source = entity(_clean(edge.source), UNKNOWN_TYPE, "", piece)
             target = entity(_clean(edge.target), UNKNOWN_TYPE, "", piece)
-            if source is None or target is None:
-                continue
             relation = relation_name(edge.relation)
             description = _clean(edge.description).strip()
             valid_at, invalid_at = fact_period(

@@ -3,7 +3,8 @@
 - A fact with the same source, target and relation as a live edge restates it: no LLM.
 - The other (new) facts are compared by the `resolve` stage, in one call per text, with the
   candidates: the live edges around their entities and the live edges whose vector has a cosine
-  of at least SIMILARITY_THRESHOLD with one of them, at most MAX_CANDIDATES. No candidate, no call.
+  of at least `fact_candidate_similarity` with one of them, at most `max_fact_candidates`. No
+  candidate, no call.
 - A duplicate is a restatement. A contradicted edge is superseded (expired now, invalid from
   the new fact's valid_at unless it had an end). A restatement carrying an invalid_at the stored
   edge lacks closes the stored edge (invalid_at only: ended, not superseded).
@@ -16,7 +17,7 @@ meantime is dropped rather than applied to a stale row.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import psycopg
@@ -24,13 +25,12 @@ import psycopg
 from gligabao.ai.prompts.resolve import RESOLVE_MAX_TOKENS, FactLine, Resolution, resolve_prompt
 from gligabao.ai.stages import level_for
 from gligabao.db import graph_writes
-from gligabao.memory.entity_resolution import StoredEntity, known_entity_ids
+from gligabao.limits import Limits
+from gligabao.memory.entity_resolution import known_entity_ids
 from gligabao.memory.extraction import TextFact, TextGraph
 from gligabao.memory.temporal import is_restatement_period, superseded_invalid_at
+from gligabao.model import EndedEdge, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext
-
-SIMILARITY_THRESHOLD = 0.75
-MAX_CANDIDATES = 50
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Judgement:
 @dataclass(frozen=True)
 class Candidates:
     new_facts: list[int]  # indexes of the facts that restate no live edge
-    edges: list[dict]  # the live edges they may repeat or contradict
+    edges: list[StoredEdge]  # the live edges they may repeat or contradict
 
 
 def find_candidates(
@@ -56,9 +56,10 @@ def find_candidates(
     graph: TextGraph,
     entity_vectors: Sequence[Sequence[float]],
     fact_vectors: Sequence[Sequence[float]],
+    limits: Limits,
 ) -> Candidates:
     """The facts the resolve stage must judge and the live edges to judge them against (reads only)."""
-    known = known_entity_ids(conn, dataset_id, graph.entities, entity_vectors)
+    known = known_entity_ids(conn, dataset_id, graph.entities, entity_vectors, limits.entity_match_similarity)
     triples = {
         index: (known[f.source.normalized_name], known[f.target.normalized_name], f.relation)
         for index, f in enumerate(graph.facts)
@@ -80,9 +81,9 @@ def find_candidates(
         dataset_id,
         sorted(around),
         [fact_vectors[i] for i in new_facts],
-        threshold=SIMILARITY_THRESHOLD,
-        limit=MAX_CANDIDATES,
-        exclude_ids=sorted({edge["id"] for edge in restated.values()}),
+        threshold=limits.fact_candidate_similarity,
+        limit=limits.max_fact_candidates,
+        exclude_ids=sorted({edge.id for edge in restated.values()}),
     )
     return Candidates(new_facts, edges)
 
@@ -109,15 +110,7 @@ def judge(
             for f in (graph.facts[i],)
         ],
         [
-            FactLine(
-                e["id"],
-                e["source"],
-                e["relation"],
-                e["target"],
-                e["description"],
-                e["valid_at"],
-                e["invalid_at"],
-            )
+            FactLine(e.id, e.source, e.relation, e.target, e.description, e.valid_at, e.invalid_at)
             for e in candidates.edges
         ],
         reference_time=reference_time,
@@ -140,7 +133,7 @@ def judge(
 def judgement_from(reply: Resolution, candidates: Candidates) -> Judgement:
     """The reply's decisions about the facts asked and the edges shown; anything else is ignored."""
     asked = set(candidates.new_facts)
-    shown = {edge["id"] for edge in candidates.edges}
+    shown = {edge.id for edge in candidates.edges}
     judgement = Judgement()
     for decision in reply.facts:
         if decision.fact not in asked:
@@ -158,17 +151,14 @@ def judgement_from(reply: Resolution, candidates: Candidates) -> Judgement:
 class StatedEdge:
     """An edge the text states: created now, or a stored one it restates."""
 
-    # id, source_id, target_id, source, target, relation, description, artifact_id, valid_at,
-    # invalid_at, created_at
-    row: dict
-    created: bool
+    edge: StoredEdge  # with its endpoints' names; `created` says whether this text created it
     pieces: set[int]
 
 
 @dataclass
 class FactsStored:
     stated: list[StatedEdge]
-    superseded: list[dict]  # id, invalid_at, expired_at
+    superseded: list[EndedEdge]
 
 
 def store_facts(
@@ -185,9 +175,9 @@ def store_facts(
     groups = _group_by_triple(graph.facts, entities)
     triples = list(groups)
     live = graph_writes.live_edges(conn, dataset_id, triples, sorted(judgement.edge_ids()))
-    live_by_id = {edge["id"]: edge for edge in live}
+    live_by_id = {edge.id: edge for edge in live}
 
-    restated: dict[tuple, dict] = {}
+    restated: dict[tuple, StoredEdge] = {}
     for triple, members in groups.items():
         edge = _same_triple_edge(live, triple, graph.facts[members[0]].valid_at) or _duplicate_edge(
             members, judgement, live_by_id
@@ -198,36 +188,21 @@ def store_facts(
     new_triples = [t for t in triples if t not in restated]
     inserted = _insert_new_edges(conn, dataset_id, graph, groups, new_triples, fact_vectors, piece_artifacts)
     ends = _edge_ends(graph, groups, restated, judgement, live_by_id, now)
-    ended = {row["id"]: row for row in graph_writes.end_edges(conn, dataset_id, ends, now)} if ends else {}
+    ended = {edge.id: edge for edge in graph_writes.end_edges(conn, dataset_id, ends, now)} if ends else {}
 
     names = {stored.id: stored.name for stored in entities.values()}
     stated = []
     for triple in triples:  # in the order the text states them
         pieces = _pieces(graph, groups[triple])
         if triple in restated:
-            row = dict(restated[triple])
-            if row["id"] in ended:
-                row["invalid_at"] = ended[row["id"]]["invalid_at"]
-            stated.append(StatedEdge(row, False, pieces))
+            edge = restated[triple]
+            if edge.id in ended:
+                edge = replace(edge, invalid_at=ended[edge.id].invalid_at)
+            stated.append(StatedEdge(replace(edge, created=False), pieces))
         else:
-            fact = graph.facts[groups[triple][0]]
-            row = {
-                "id": inserted[triple]["id"],
-                "source_id": triple[0],
-                "target_id": triple[1],
-                "source": names[triple[0]],
-                "target": names[triple[1]],
-                "relation": triple[2],
-                "description": fact.description,
-                "artifact_id": piece_artifacts[min(pieces)],
-                "valid_at": fact.valid_at,
-                "invalid_at": fact.invalid_at,
-                "created_at": inserted[triple]["created_at"],
-            }
-            stated.append(StatedEdge(row, True, pieces))
-    superseded = sorted(
-        (row for row in ended.values() if row["expired_at"] is not None), key=lambda r: r["id"]
-    )
+            edge = replace(inserted[triple], source=names[triple[0]], target=names[triple[1]], created=True)
+            stated.append(StatedEdge(edge, pieces))
+    superseded = sorted((edge for edge in ended.values() if edge.expired_at is not None), key=lambda e: e.id)
     return FactsStored(_merge_restated_twice(stated), superseded)
 
 
@@ -239,8 +214,8 @@ def _insert_new_edges(
     new_triples: list[tuple],
     fact_vectors: Sequence[Sequence[float]],
     piece_artifacts: Sequence[int],
-) -> dict[tuple, dict]:
-    """Insert the facts that restate nothing; triple -> its row (id, created_at)."""
+) -> dict[tuple, StoredEdge]:
+    """Insert the facts that restate nothing; triple -> the edge stored."""
     if not new_triples:
         return {}
     rows = []
@@ -274,8 +249,8 @@ def _group_by_triple(facts: Sequence[TextFact], entities: dict[str, StoredEntity
 
 
 def _restatements(
-    facts: Sequence[TextFact], triples: dict[int, tuple], live: Sequence[dict]
-) -> dict[int, dict]:
+    facts: Sequence[TextFact], triples: dict[int, tuple], live: Sequence[StoredEdge]
+) -> dict[int, StoredEdge]:
     found = {}
     for index, triple in triples.items():
         edge = _same_triple_edge(live, triple, facts[index].valid_at)
@@ -284,20 +259,24 @@ def _restatements(
     return found
 
 
-def _same_triple_edge(live: Sequence[dict], triple: tuple, valid_at: datetime | None) -> dict | None:
+def _same_triple_edge(
+    live: Sequence[StoredEdge], triple: tuple, valid_at: datetime | None
+) -> StoredEdge | None:
     """The oldest live edge with this (source_id, target_id, relation) that the fact restates."""
     return next(
         (
             edge
             for edge in live
-            if (edge["source_id"], edge["target_id"], edge["relation"]) == triple
-            and is_restatement_period(edge["invalid_at"], valid_at)
+            if (edge.source_id, edge.target_id, edge.relation) == triple
+            and is_restatement_period(edge.invalid_at, valid_at)
         ),
         None,
     )
 
 
-def _duplicate_edge(members: Sequence[int], judgement: Judgement, live_by_id: dict[int, dict]) -> dict | None:
+def _duplicate_edge(
+    members: Sequence[int], judgement: Judgement, live_by_id: dict[int, StoredEdge]
+) -> StoredEdge | None:
     for index in members:
         edge = live_by_id.get(judgement.duplicate_of.get(index))
         if edge is not None:
@@ -308,9 +287,9 @@ def _duplicate_edge(members: Sequence[int], judgement: Judgement, live_by_id: di
 def _edge_ends(
     graph: TextGraph,
     groups: dict[tuple, list[int]],
-    restated: dict[tuple, dict],
+    restated: dict[tuple, StoredEdge],
     judgement: Judgement,
-    live_by_id: dict[int, dict],
+    live_by_id: dict[int, StoredEdge],
     now: datetime,
 ) -> list[graph_writes.EdgeEnd]:
     ends: dict[int, graph_writes.EdgeEnd] = {}
@@ -319,16 +298,16 @@ def _edge_ends(
         invalid_at = min(
             (graph.facts[i].invalid_at for i in groups[triple] if graph.facts[i].invalid_at), default=None
         )
-        if invalid_at is not None and edge["invalid_at"] is None:
-            ends[edge["id"]] = graph_writes.EdgeEnd(edge["id"], invalid_at, supersede=False)
+        if invalid_at is not None and edge.invalid_at is None:
+            ends[edge.id] = graph_writes.EdgeEnd(edge.id, invalid_at, supersede=False)
     # A contradicted edge is superseded, unless this text states it too.
-    stated_ids = {edge["id"] for edge in restated.values()}
+    stated_ids = {edge.id for edge in restated.values()}
     for index, edge_ids in judgement.contradicts.items():
         for edge_id in sorted(edge_ids):
             edge = live_by_id.get(edge_id)
             if edge is None or edge_id in stated_ids:
                 continue
-            invalid_at = superseded_invalid_at(edge["invalid_at"], graph.facts[index].valid_at, now)
+            invalid_at = superseded_invalid_at(edge.invalid_at, graph.facts[index].valid_at, now)
             previous = ends.get(edge_id)
             if previous is not None and previous.supersede:
                 invalid_at = min(invalid_at, previous.invalid_at)
@@ -343,9 +322,9 @@ def _pieces(graph: TextGraph, members: Sequence[int]) -> set[int]:
 def _merge_restated_twice(stated: list[StatedEdge]) -> list[StatedEdge]:
     """One entry per edge, when two facts of the text restate the same stored edge."""
     merged: dict[int, StatedEdge] = {}
-    for edge in stated:
-        if edge.row["id"] in merged:
-            merged[edge.row["id"]].pieces |= edge.pieces
+    for stated_edge in stated:
+        if stated_edge.edge.id in merged:
+            merged[stated_edge.edge.id].pieces |= stated_edge.pieces
         else:
-            merged[edge.row["id"]] = edge
+            merged[stated_edge.edge.id] = stated_edge
     return list(merged.values())

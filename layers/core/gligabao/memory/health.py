@@ -2,29 +2,51 @@
 
 from __future__ import annotations
 
-from gligabao import __version__, config
-from gligabao.db.connection import connection
+from dataclasses import dataclass, field
+
+from gligabao import __version__
+from gligabao.db.connection import Database
 
 PROVIDERS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
-def health() -> dict:
-    configured = {"anthropic": config.llm_configured(), "openai": "OPENAI_API_KEY" in config.provider_keys()}
-    return {
-        "status": "ok",
-        "version": __version__,
-        "database": database_state(),
-        "providers": {name: {"configured": ok} for name, ok in configured.items()},
-        "missing": [PROVIDERS[name] for name, ok in configured.items() if not ok],
-    }
+@dataclass(frozen=True)
+class DatabaseState:
+    ok: bool
+    schema_version: int | None = None
+    error: str | None = None  # why the database is not usable
 
 
-def database_state() -> dict:
+@dataclass(frozen=True)
+class Health:
+    version: str
+    database: DatabaseState
+    configured: dict[str, bool] = field(default_factory=dict)  # provider -> has what it needs
+
+    @property
+    def missing(self) -> list[str]:
+        return [PROVIDERS[name] for name, ok in self.configured.items() if not ok]
+
+
+def health(database: Database, *, llm_configured: bool, embeddings_configured: bool) -> Health:
+    return Health(
+        version=__version__,
+        database=database_state(database),
+        configured={"anthropic": llm_configured, "openai": embeddings_configured},
+    )
+
+
+def database_state(database: Database) -> DatabaseState:
+    """Reads the schema version on this container's connection, reconnecting when it was lost."""
     try:
-        row = connection().execute("SELECT max(version) AS version FROM gb_schema_migrations").fetchone()
+        row = (
+            database.connection()
+            .execute("SELECT max(version) AS version FROM gb_schema_migrations")
+            .fetchone()
+        )
     except Exception as exc:  # any failure is a state to report, not an error of the endpoint
-        return {"ok": False, "error": _short_reason(exc)}
-    return {"ok": True, "schema_version": row["version"]}
+        return DatabaseState(ok=False, error=_short_reason(exc))
+    return DatabaseState(ok=True, schema_version=row["version"])
 
 
 def _short_reason(exc: Exception) -> str:

@@ -12,19 +12,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gligabao.ai.embeddings import Embedder
-from gligabao.ai.llm import LLM
 from gligabao.db import datasets as dataset_rows
 from gligabao.db import graph_writes
-from gligabao.db.connection import user_transaction
+from gligabao.db.connection import UnitOfWork
 from gligabao.memory import fact_resolution
 from gligabao.memory.chunking import split_text
-from gligabao.memory.entity_resolution import StoredEntity, resolve_entities
+from gligabao.memory.entity_resolution import resolve_entities
 from gligabao.memory.extraction import TextGraph, extract, merge_extractions
 from gligabao.memory.fact_resolution import FactsStored, Judgement
 from gligabao.memory.operation import Operation, operation
+from gligabao.memory.ports import Embedder, Memory
+from gligabao.model import EndedEdge, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, save_inferences
-from gligabao.timefmt import rfc3339, utcnow
 
 
 @dataclass(frozen=True)
@@ -38,6 +37,20 @@ class TextToRemember:
     models: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Remembered:
+    """What one remember stored: the artifact, every entity and fact the text states (created now
+    or already stored), the stored facts it superseded, and the number of chunks."""
+
+    session_id: str | None
+    dataset: str
+    artifact_id: int
+    entities: list[StoredEntity]
+    edges: list[StoredEdge]
+    superseded: list[EndedEdge]
+    chunks: int
+
+
 @dataclass
 class Vectors:
     """The vectors of one embeddings request, by what they are of."""
@@ -49,29 +62,26 @@ class Vectors:
 
 
 def remember_text(
+    memory: Memory,
     request: TextToRemember,
     *,
     request_id: str | None = None,
-    llm: LLM | None = None,
-    embedder: Embedder | None = None,
     deadline: float | None = None,
-) -> dict:
-    """Remember one text; returns the response body of SPEC section 5.
-
-    `llm` and `embedder` default to the container's clients; both are obtained before any call,
-    so a missing key (503) costs no model call. `deadline` is a `time.monotonic()` instant.
-    """
+) -> Remembered:
+    """Remember one text. Both model clients are obtained before any call, so a missing key (503)
+    costs no model call. `deadline` is a `time.monotonic()` instant the provider calls end before."""
     with operation(
+        memory,
         "remember",
         user_id=request.user_id,
         dataset=request.dataset,
         session_id=request.session_id,
         request_id=request_id,
     ) as op:
-        llm, embedder = _clients(llm, embedder)
-        now = utcnow()
+        llm, embedder = memory.llm, memory.embedder
+        now = memory.clock()
         reference_time = request.reference_time or now
-        chunks = split_text(request.text)
+        chunks = split_text(request.text, memory.limits)
         pieces = chunks or [request.text]
         extractions = extract(
             llm,
@@ -82,18 +92,13 @@ def remember_text(
             now=now,
             reasoning=dict(request.reasoning),
             models=dict(request.models),
+            concurrency=memory.limits.extract_concurrency,
             deadline=deadline,
         )
         graph = merge_extractions(extractions, reference_time)
         vectors = embed(embedder, op.call, graph, chunks, deadline)
-        judgement = judge_facts(llm, op.call, request, graph, vectors, reference_time, now, deadline)
-        return store(op, request, graph, chunks, vectors, judgement, reference_time)
-
-
-def _clients(llm: LLM | None, embedder: Embedder | None) -> tuple[LLM, Embedder]:
-    from gligabao.ai import clients
-
-    return llm or clients.llm(), embedder or clients.embedder()
+        judgement = judge_facts(memory, op.call, request, graph, vectors, reference_time, now, deadline)
+        return store(memory, op, request, graph, chunks, vectors, judgement, reference_time)
 
 
 def embed(
@@ -118,7 +123,7 @@ def embed(
 
 
 def judge_facts(
-    llm: LLM,
+    memory: Memory,
     call: CallContext,
     request: TextToRemember,
     graph: TextGraph,
@@ -130,14 +135,15 @@ def judge_facts(
     """Ask the resolve stage about the new facts, when the dataset holds edges to compare them with."""
     if not graph.facts:
         return Judgement()
-    with user_transaction(request.user_id) as conn:
-        dataset_id = dataset_rows.find_id(conn, request.user_id, request.dataset)
-        if dataset_id is None:
+    with memory.database.transaction(request.user_id, request.dataset) as uow:
+        if uow.dataset_id is None:
             return Judgement()
-        call.dataset_id = dataset_id
-        candidates = fact_resolution.find_candidates(conn, dataset_id, graph, vectors.entities, vectors.facts)
+        call.dataset_id = uow.dataset_id
+        candidates = fact_resolution.find_candidates(
+            uow.conn, uow.dataset_id, graph, vectors.entities, vectors.facts, memory.limits
+        )
     return fact_resolution.judge(
-        llm,
+        memory.llm,
         call,
         graph,
         candidates,
@@ -150,6 +156,7 @@ def judge_facts(
 
 
 def store(
+    memory: Memory,
     op: Operation,
     request: TextToRemember,
     graph: TextGraph,
@@ -157,10 +164,10 @@ def store(
     vectors: Vectors,
     judgement: Judgement,
     reference_time: datetime,
-) -> dict:
-    """Write everything in one transaction, under the dataset's lock; the response body."""
-    with user_transaction(request.user_id) as conn:
-        now = utcnow()
+) -> Remembered:
+    """Write everything in one transaction, under the dataset's lock."""
+    with memory.database.transaction(request.user_id) as uow:
+        conn, now = uow.conn, memory.clock()
         dataset_id = dataset_rows.lock_or_create(conn, request.user_id, request.dataset)
         op.call.dataset_id = dataset_id
         artifact_id, chunk_ids = graph_writes.insert_artifacts(
@@ -177,22 +184,33 @@ def store(
             ],
         )
         piece_artifacts = chunk_ids or [artifact_id]
-        entities = resolve_entities(conn, dataset_id, graph.entities, vectors.entities)
+        entities = resolve_entities(
+            conn, dataset_id, graph.entities, vectors.entities, memory.limits.entity_match_similarity
+        )
         facts = fact_resolution.store_facts(
             conn, dataset_id, graph, entities, vectors.facts, judgement, piece_artifacts, now
         )
-        _link(conn, request, graph, entities, facts, piece_artifacts)
+        _link(uow, request, graph, entities, facts, piece_artifacts)
+        mentioned = _distinct([entities[e.normalized_name] for e in graph.entities])
         op.counts.update(
-            entities_created=sum(e.created for e in _distinct(entities)),
-            edges_created=sum(e.created for e in facts.stated),
+            entities_created=sum(e.created for e in mentioned),
+            edges_created=sum(stated.edge.created for stated in facts.stated),
             edges_superseded=len(facts.superseded),
         )
         save_inferences(conn, op.call)
-    return _response(request, artifact_id, graph, entities, facts, len(chunks))
+    return Remembered(
+        session_id=request.session_id,
+        dataset=request.dataset,
+        artifact_id=artifact_id,
+        entities=mentioned,
+        edges=[stated.edge for stated in facts.stated],
+        superseded=facts.superseded,
+        chunks=len(chunks),
+    )
 
 
 def _link(
-    conn,
+    uow: UnitOfWork,
     request: TextToRemember,
     graph: TextGraph,
     entities: dict[str, StoredEntity],
@@ -203,71 +221,17 @@ def _link(
     one), each to the artifact (text or chunk) that says it; sessions: the same entities and edges."""
     entity_ids = [entities[e.normalized_name].id for e in graph.entities]
     graph_writes.link(
-        conn,
+        uow.conn,
         entity_artifacts=[
             (entities[e.normalized_name].id, piece_artifacts[p]) for e in graph.entities for p in e.pieces
         ],
-        edge_artifacts=[(edge.row["id"], piece_artifacts[p]) for edge in facts.stated for p in edge.pieces],
+        edge_artifacts=[(s.edge.id, piece_artifacts[p]) for s in facts.stated for p in s.pieces],
         session_id=request.session_id,
         session_entities=entity_ids,
-        session_edges=[edge.row["id"] for edge in facts.stated],
+        session_edges=[s.edge.id for s in facts.stated],
     )
 
 
-def _distinct(entities: dict[str, StoredEntity]) -> list[StoredEntity]:
-    return list({entity.id: entity for entity in entities.values()}.values())
-
-
-def _response(
-    request: TextToRemember,
-    artifact_id: int,
-    graph: TextGraph,
-    entities: dict[str, StoredEntity],
-    facts: FactsStored,
-    chunk_count: int,
-) -> dict:
-    body: dict = {}
-    if request.session_id is not None:
-        body["session_id"] = request.session_id
-    seen = [entities[e.normalized_name] for e in graph.entities]
-    body.update(
-        dataset=request.dataset,
-        artifact_id=artifact_id,
-        entities=[
-            {"id": e.id, "name": e.name, "type": e.type, "description": e.description, "created": e.created}
-            for e in {entity.id: entity for entity in seen}.values()
-        ],
-        edges=[_edge_body(edge.row, edge.created) for edge in facts.stated],
-        superseded=[
-            {
-                "id": row["id"],
-                "invalid_at": rfc3339(row["invalid_at"]),
-                "expired_at": rfc3339(row["expired_at"]),
-            }
-            for row in facts.superseded
-        ],
-        chunks=chunk_count,
-    )
-    return body
-
-
-def _edge_body(row: dict, created: bool) -> dict:
-    body = {
-        key: row[key]
-        for key in (
-            "id",
-            "source_id",
-            "target_id",
-            "source",
-            "target",
-            "relation",
-            "description",
-            "artifact_id",
-        )
-    }
-    body["valid_at"] = rfc3339(row["valid_at"])
-    if row["invalid_at"] is not None:
-        body["invalid_at"] = rfc3339(row["invalid_at"])
-    body["created_at"] = rfc3339(row["created_at"])
-    body["created"] = created
-    return body
+def _distinct(entities: list[StoredEntity]) -> list[StoredEntity]:
+    """Each stored entity once, in the order first mentioned (two names may be one entity)."""
+    return list({entity.id: entity for entity in entities}.values())

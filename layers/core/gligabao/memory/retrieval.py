@@ -17,16 +17,14 @@ from dataclasses import dataclass, field, replace
 import psycopg
 
 from gligabao.db import graph_reads
-from gligabao.db.connection import user_transaction
+from gligabao.db.connection import UnitOfWork
 from gligabao.db.graph_reads import Band
-from gligabao.errors import NotFound, ProviderError
+from gligabao.errors import ProviderError
 from gligabao.limits import DEFAULT_LIMITS, Limits
 from gligabao.memory.names import normalized_name
 from gligabao.model import Passage, StoredEdge, StoredEntity
 
-# The numbers of the seed (SPEC section 14) live once, in gligabao.limits. `RetrievalLimits` is
-# the name memory/query.py still imports; `DEFAULT_LIMITS` is re-exported for the tests and bench.
-RetrievalLimits = Limits
+# The numbers of the seed (SPEC section 14) live once, in gligabao.limits (DEFAULT_LIMITS, Limits).
 
 # A name inside the question starts with one of the question's substrings of this many
 # characters (or is shorter): the width of the gb_entities_name_prefix index.
@@ -85,12 +83,6 @@ def name_prefix_keys(normalized_question: str) -> list[str]:
 # --- what retrieval returns -------------------------------------------------------------
 
 
-# The context's records are the shared ones of gligabao.model; these names are kept for the
-# modules that read a context (memory/evidence.py, ai/prompts/query.py).
-ContextEntity = StoredEntity
-ContextEdge = StoredEdge
-
-
 @dataclass
 class Context:
     """The subgraph and passages sent to the LLM, in the order they are rendered."""
@@ -119,56 +111,48 @@ class Context:
 
 
 def retrieve(
-    user_id: str,
+    uow: UnitOfWork,
     dataset: str,
     question: str,
     embedding: Future[list[float]] | Callable[[], list[float]],
     limits: Limits = DEFAULT_LIMITS,
 ) -> Context:
-    """The context of `question` in the user's dataset.
+    """The context of `question` in the unit of work's dataset, which exists (`uow.dataset_id`).
 
     `embedding` is the question's vector being computed (a Future, already submitted so that
-    the keyword search does not wait for it) or a function computing it. NotFound (404) when
-    the dataset does not exist; ProviderError (502) when the vector search fails.
+    the keyword search does not wait for it) or a function computing it. ProviderError (502) when
+    the vector search fails.
     """
     terms = query_terms(question, limits)
     normalized_question = normalized_name(question)
     started = time.perf_counter()
-    with user_transaction(user_id) as conn:
-        keywords = graph_reads.keyword_seeds(
-            conn,
-            user_id=user_id,
-            dataset=dataset,
-            terms=terms,
-            term_grams=[term_grams(term) for term in terms],
-            normalized_question=normalized_question,
-            name_prefixes=name_prefix_keys(normalized_question),
-            limit=limits.keyword_seeds,
-            window=limits.keyword_window,
-            ef_search=limits.hnsw_candidates,
-            whole_name_score=limits.whole_name_score,
-            term_in_name_score=limits.term_in_name_score,
-            term_in_description_score=limits.term_in_description_score,
+    keywords = graph_reads.keyword_seeds(
+        uow.conn,
+        user_id=uow.user_id,
+        dataset=dataset,
+        terms=terms,
+        term_grams=[term_grams(term) for term in terms],
+        normalized_question=normalized_question,
+        name_prefixes=name_prefix_keys(normalized_question),
+        limit=limits.keyword_seeds,
+        window=limits.keyword_window,
+        ef_search=limits.hnsw_candidates,
+        whole_name_score=limits.whole_name_score,
+        term_in_name_score=limits.term_in_name_score,
+        term_in_description_score=limits.term_in_description_score,
+    )
+    keyword_ms = _ms_since(started)
+    vector = embedding.result() if isinstance(embedding, Future) else embedding()
+    waited = time.perf_counter()
+    try:
+        rows = graph_reads.context_rows(
+            uow.conn, dataset_id=uow.dataset_id, vector=vector, keyword_seeds=keywords.seed_ids, limits=limits
         )
-        keyword_ms = _ms_since(started)
-        if keywords.dataset_id is None:
-            _settle(embedding)
-            raise NotFound(f"dataset {dataset!r} not found")
-        vector = embedding.result() if isinstance(embedding, Future) else embedding()
-        waited = time.perf_counter()
-        try:
-            rows = graph_reads.context_rows(
-                conn,
-                dataset_id=keywords.dataset_id,
-                vector=vector,
-                keyword_seeds=keywords.seed_ids,
-                limits=limits,
-            )
-        except psycopg.OperationalError:
-            raise
-        except psycopg.Error as error:
-            raise ProviderError(f"the vector store could not be searched ({type(error).__name__})") from None
-        context = context_from_rows(keywords.dataset_id, rows)
+    except psycopg.OperationalError:
+        raise
+    except psycopg.Error as error:
+        raise ProviderError(f"the vector store could not be searched ({type(error).__name__})") from None
+    context = context_from_rows(uow.dataset_id, rows)
     context.keyword_seeds = keywords.seed_ids
     context.timings_ms = {"keyword_seeds": keyword_ms, "search_vectors": _ms_since(waited)}
     return context
@@ -215,15 +199,6 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
         for edge in context.edges
     ]
     return context
-
-
-def _settle(embedding) -> None:
-    """Let an embedding already in flight finish (its inference is recorded) before failing."""
-    if isinstance(embedding, Future):
-        try:
-            embedding.result()
-        except Exception:  # the request fails with the dataset's error, not the provider's
-            pass
 
 
 def _ms_since(started: float) -> float:

@@ -20,7 +20,6 @@ ids, long bearer tokens, passwords in URLs, and the value of any field or `key: 
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 from collections.abc import Mapping
@@ -28,6 +27,8 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging.formatter import RESERVED_LOG_ATTRS, LambdaPowertoolsFormatter
+
+from gligabao.settings import environment_value
 
 SERVICE_DEFAULT = "gligabao"
 REDACTED = "[REDACTED]"
@@ -171,7 +172,7 @@ class _StdoutHandler(logging.StreamHandler):
 
 
 def service_name() -> str:
-    return os.environ.get("POWERTOOLS_SERVICE_NAME") or SERVICE_DEFAULT
+    return environment_value("POWERTOOLS_SERVICE_NAME") or SERVICE_DEFAULT
 
 
 def _build_logger() -> Logger:

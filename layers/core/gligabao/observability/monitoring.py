@@ -17,7 +17,11 @@ and keys cannot reach the logs through it (and the logger redacts key-like strin
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
@@ -114,3 +118,53 @@ def emit_event(
         metrics.flush_metrics()
     except Exception as exc:
         log.warning("monitoring metrics not emitted", extra={"event": name, "reason": type(exc).__name__})
+
+
+# --- the one event of a request -----------------------------------------------------------------
+
+
+@dataclass
+class RequestReport:
+    """What a request's monitoring event says: the API layer opens it for every remember and
+    query, whatever its outcome (400s included); the memory core fills in what it learns."""
+
+    operation: str  # 'remember' or 'query'
+    request_id: str | None = None
+    user_id: str | None = None
+    dataset: str | None = None
+    session_id: str | None = None
+    call: CallContext | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    def emit(self, status: int, error: str | None = None) -> None:
+        emit_event(
+            f"{self.operation}.{'ok' if status < 400 else 'error'}",
+            request_id=self.request_id,
+            user_id=self.user_id,
+            dataset=self.dataset,
+            session_id=self.session_id,
+            duration_ms=round((time.perf_counter() - self.started) * 1000, 3),
+            status=status,
+            counts=self.counts,
+            call=self.call,
+            error=error,
+        )
+
+
+_current_report: ContextVar[RequestReport | None] = ContextVar("gligabao_request_report", default=None)
+
+
+@contextmanager
+def reporting(report: RequestReport) -> Iterator[RequestReport]:
+    """Make `report` the current request's, for the memory core to fill in."""
+    token = _current_report.set(report)
+    try:
+        yield report
+    finally:
+        _current_report.reset(token)
+
+
+def current_report() -> RequestReport | None:
+    """The report of the request being served, or None outside one (a direct call, a benchmark)."""
+    return _current_report.get()

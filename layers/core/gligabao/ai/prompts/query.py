@@ -16,9 +16,9 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 from gligabao.timefmt import rfc3339
 
 if TYPE_CHECKING:
-    from gligabao.memory.retrieval import Context, ContextEdge, ContextEntity, Passage
+    from gligabao.memory.retrieval import Context
+    from gligabao.model import Passage, StoredEdge, StoredEntity
 
-QUERY_MAX_TOKENS = 2048
 
 QUERY_SYSTEM = """You answer questions from a long-term memory: a knowledge graph of entities and facts
 (edges), and passages of longer texts. Use only the context given inside <graph> and <passages>:
@@ -86,13 +86,13 @@ class QueryReply(BaseModel):
 # --- rendering ----------------------------------------------------------------------------
 
 
-def entity_line(entity: ContextEntity) -> str:
+def entity_line(entity: StoredEntity) -> str:
     """`[entity 1] Alice (person): engineer` (no `: ...` without a description)."""
     line = f"[entity {entity.id}] {entity.name} ({entity.type})"
     return f"{line}: {entity.description}" if entity.description else line
 
 
-def edge_line(edge: ContextEdge, source: str, target: str) -> str:
+def edge_line(edge: StoredEdge, source: str, target: str) -> str:
     """`[edge 1] Alice(1) --works_at--> Acme(2): Alice works at Acme. [valid_at=..., invalid_at=...]`"""
     line = f"[edge {edge.id}] {source}({edge.source_id}) --{edge.relation}--> {target}({edge.target_id})"
     if edge.description:

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from gligabao.ai import clients
-from gligabao.api.invocation import deadline, request_id
+from gligabao.api.deps import Invocation, invocation, memory
 from gligabao.api.models import ErrorBody
 from gligabao.api.query_models import QueryRequest, QueryResponse
-from gligabao.config import settings
+from gligabao.bootstrap import Bundle
 from gligabao.errors import BadRequest, NotImplementedYet
 from gligabao.memory import query
 
 router = APIGatewayHttpRouter()
 
 _ERRORS = {
-    400: "invalid JSON body, empty query, bad session_id, reasoning, models or geo fields",
+    400: "invalid JSON body, unknown field, empty query, bad session_id, reasoning, models or geo fields",
     404: "the dataset does not exist for this user",
     413: "the body is larger than 64 KiB",
     502: "the LLM or the embeddings call failed, or the vector store could not be searched",
@@ -41,20 +41,13 @@ _ERRORS = {
         },
     },
 )
-def post_query(request: Annotated[QueryRequest, Body()]) -> dict:
+def post_query(
+    request: Annotated[QueryRequest, Body()],
+    deps: Annotated[Bundle, Depends(memory)],
+    call: Annotated[Invocation, Depends(invocation)],
+) -> QueryResponse:
     if request.wants_geo:
-        if not settings().geo:
+        if not deps.settings.geo:
             raise BadRequest("geo is not enabled on this server: geo_nearby and geo_radius_km need GB_GEO=on")
         raise NotImplementedYet("geo in queries is not implemented yet")
-    llm, embedder = clients.llm(), clients.embedder()  # 503 when a key is missing
-    question = query.Question(
-        user_id=request.user_id,
-        query=request.query,
-        dataset=request.dataset,
-        session_id=request.session_id,
-        reasoning=request.stage_reasoning,
-        models=request.stage_models,
-        request_id=request_id(router),
-        deadline=deadline(router),
-    )
-    return query.answer(question, llm=llm, embedder=embedder)
+    return QueryResponse.from_domain(query.answer(deps, request.question(call.request_id, call.deadline)))

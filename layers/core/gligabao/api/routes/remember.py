@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from gligabao.api.invocation import deadline, request_id
+from gligabao.api.deps import Invocation, invocation, memory
 from gligabao.api.remember_models import RememberRequest, RememberResponse
+from gligabao.bootstrap import Bundle
 from gligabao.errors import NotImplementedYet
-from gligabao.memory.remember import TextToRemember, remember_text
+from gligabao.memory.remember import remember_text
 
 router = APIGatewayHttpRouter()
 
@@ -20,21 +22,15 @@ router = APIGatewayHttpRouter()
     tags=["remember"],
     summary="Remember a text: its entities and facts into the dataset's graph",
 )
-def remember(request: Annotated[RememberRequest, Body()]) -> RememberResponse:
+def remember(
+    request: Annotated[RememberRequest, Body()],
+    deps: Annotated[Bundle, Depends(memory)],
+    call: Annotated[Invocation, Depends(invocation)],
+) -> RememberResponse:
     request.check_content()
     if request.image is not None:
         raise NotImplementedYet("image remember is not implemented yet")
-    body = remember_text(
-        TextToRemember(
-            user_id=request.user_id,
-            dataset=request.dataset,
-            text=request.text,
-            session_id=request.session_id,
-            reference_time=request.reference_time,
-            reasoning=request.reasoning,
-            models=request.models,
-        ),
-        request_id=request_id(router),
-        deadline=deadline(router),
+    remembered = remember_text(
+        deps, request.text_to_remember(), request_id=call.request_id, deadline=call.deadline
     )
-    return RememberResponse.model_validate(body)
+    return RememberResponse.from_domain(remembered)

@@ -1,25 +1,25 @@
-"""GET /v1/gb/health and GET /v1/gb/openapi.json."""
+"""GET /v1/gb/health. (GET /v1/gb/openapi.json is answered by the handler: api/handler.py.)"""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from gligabao.api.deps import memory
 from gligabao.api.models import Health
+from gligabao.bootstrap import Bundle
 from gligabao.memory.health import health as service_health
 
 router = APIGatewayHttpRouter()
 
 
 @router.get("/v1/gb/health", tags=["system"], summary="Database state and configured providers")
-def health() -> Health:
-    return Health.model_validate(service_health())
-
-
-@router.get(
-    "/v1/gb/openapi.json", tags=["system"], summary="This API's OpenAPI document", include_in_schema=False
-)
-def openapi() -> dict:
-    from gligabao.api.app import openapi_document
-    from gligabao.api.routes import all_routers
-
-    return openapi_document(all_routers())
+def health(deps: Annotated[Bundle, Depends(memory)]) -> Health:
+    state = service_health(
+        deps.database,
+        llm_configured=deps.keys.llm_configured(),
+        embeddings_configured=deps.keys.embeddings_configured(),
+    )
+    return Health.from_domain(state)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from aws_helpers import use_secret
+from aws_helpers import provider_keys
 
-from gligabao import config
 from gligabao.errors import NotConfigured
 
 OPENAI = "sk-proj-test-openai-key-00000000000000000"
@@ -19,11 +18,12 @@ def test_unreachable_secrets_manager_does_not_crash(aws_env, monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", "http://127.0.0.1:9")
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("AWS_RETRY_MODE", "standard")
-    monkeypatch.setenv("OPENAI_API_KEY", OPENAI)
-    use_secret(monkeypatch, "arn:aws:secretsmanager:us-east-1:123456789012:secret:gligabao/keys-AbCdEf")
+    keys = provider_keys(
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:gligabao/keys-AbCdEf", OPENAI_API_KEY=OPENAI
+    )
 
     started = time.monotonic()
-    assert config.provider_keys() == {"OPENAI_API_KEY": OPENAI}  # the environment still counts
+    assert keys.all() == {"OPENAI_API_KEY": OPENAI}  # the environment still counts
     assert time.monotonic() - started < 30
     with pytest.raises(NotConfigured, match="ANTHROPIC_API_KEY is not set"):
-        config.require_key("ANTHROPIC_API_KEY")
+        keys.require("ANTHROPIC_API_KEY")

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta
 
 import boto3
 import pytest
-from aws_helpers import use_secret
+from aws_helpers import provider_keys
 from moto import mock_aws
 
-from gligabao import config
+from gligabao.aws import secrets
 from gligabao.errors import NotConfigured
 
 ANTHROPIC = "sk-ant-api03-test-anthropic-key-0000000000"
@@ -43,19 +43,18 @@ def _count_get_secret_value_calls() -> list[str]:
 
 def test_keys_come_from_the_secret(secretsmanager, monkeypatch):
     arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI})
-    use_secret(monkeypatch, arn)
+    keys = provider_keys(arn)
 
-    assert config.settings().secrets_arn == arn
-    assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI}
-    assert config.require_key("ANTHROPIC_API_KEY") == ANTHROPIC
-    assert config.require_key("OPENAI_API_KEY") == OPENAI
-    assert config.llm_configured()
+    assert keys.all() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI}
+    assert keys.require("ANTHROPIC_API_KEY") == ANTHROPIC
+    assert keys.require("OPENAI_API_KEY") == OPENAI
+    assert keys.llm_configured()
 
 
 def test_secret_is_read_once_per_container(secretsmanager, monkeypatch):
     arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI})
-    use_secret(monkeypatch, arn)
-    assert config.provider_keys()["ANTHROPIC_API_KEY"] == ANTHROPIC
+    keys = provider_keys(arn)
+    assert keys.all()["ANTHROPIC_API_KEY"] == ANTHROPIC
 
     calls = _count_get_secret_value_calls()
     secretsmanager.put_secret_value(
@@ -63,20 +62,20 @@ def test_secret_is_read_once_per_container(secretsmanager, monkeypatch):
         SecretString=json.dumps({"ANTHROPIC_API_KEY": "sk-ant-rotated", "OPENAI_API_KEY": OPENAI}),
     )
     for _ in range(3):
-        assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI}
-        assert config.require_key("OPENAI_API_KEY") == OPENAI
+        assert keys.all() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI}
+        assert keys.require("OPENAI_API_KEY") == OPENAI
     assert calls == []  # served from the container's cache, no AWS call
 
     # A new container (or the cache's max age) reads the rotated value.
-    config.reset_caches()
-    assert config.provider_keys()["ANTHROPIC_API_KEY"] == "sk-ant-rotated"
+    secrets.clear_caches()
+    assert keys.all()["ANTHROPIC_API_KEY"] == "sk-ant-rotated"
 
 
 def test_cached_value_expires_after_max_age(secretsmanager, monkeypatch):
     arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": OPENAI})
-    use_secret(monkeypatch, arn)
+    keys = provider_keys(arn)
     before = datetime.now()
-    assert config.provider_keys()["ANTHROPIC_API_KEY"] == ANTHROPIC
+    assert keys.all()["ANTHROPIC_API_KEY"] == ANTHROPIC
     rotated = json.dumps({"ANTHROPIC_API_KEY": "sk-ant-rotated"})
     secretsmanager.put_secret_value(SecretId=arn, SecretString=rotated)
 
@@ -86,22 +85,22 @@ def test_cached_value_expires_after_max_age(secretsmanager, monkeypatch):
     assert len(store) == 1, "the secret value is cached by the Powertools provider"
     ((key, item),) = store.items()
     # cached for SECRETS_CACHE_SECONDS
-    expected = before + timedelta(seconds=config.SECRETS_CACHE_SECONDS)
+    expected = before + timedelta(seconds=secrets.SECRETS_CACHE_SECONDS)
     assert abs((item.ttl - expected).total_seconds()) < 5
-    assert config.provider_keys()["ANTHROPIC_API_KEY"] == ANTHROPIC
+    assert keys.all()["ANTHROPIC_API_KEY"] == ANTHROPIC
 
     store[key] = item._replace(ttl=datetime.now() - timedelta(seconds=1))  # as if the max age had passed
-    assert config.provider_keys() == {"ANTHROPIC_API_KEY": "sk-ant-rotated"}
+    assert keys.all() == {"ANTHROPIC_API_KEY": "sk-ant-rotated"}
 
 
 def test_secret_missing_a_key_is_503_for_that_key(secretsmanager, monkeypatch):
     arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC})
-    use_secret(monkeypatch, arn)
+    keys = provider_keys(arn)
 
-    assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC}
-    assert config.require_key("ANTHROPIC_API_KEY") == ANTHROPIC
+    assert keys.all() == {"ANTHROPIC_API_KEY": ANTHROPIC}
+    assert keys.require("ANTHROPIC_API_KEY") == ANTHROPIC
     with pytest.raises(NotConfigured) as raised:
-        config.require_key("OPENAI_API_KEY")
+        keys.require("OPENAI_API_KEY")
     assert str(raised.value) == "embeddings not configured: OPENAI_API_KEY is not set"
     assert raised.value.message == "embeddings not configured: OPENAI_API_KEY is not set"
     assert raised.value.status == 503
@@ -109,75 +108,63 @@ def test_secret_missing_a_key_is_503_for_that_key(secretsmanager, monkeypatch):
 
 def test_empty_values_in_the_secret_count_as_missing(secretsmanager, monkeypatch):
     arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": OPENAI, "OTHER": "ignored"})
-    use_secret(monkeypatch, arn)
+    keys = provider_keys(arn)
 
-    assert config.provider_keys() == {"OPENAI_API_KEY": OPENAI}
+    assert keys.all() == {"OPENAI_API_KEY": OPENAI}
     with pytest.raises(NotConfigured) as raised:
-        config.require_key("ANTHROPIC_API_KEY")
+        keys.require("ANTHROPIC_API_KEY")
     assert str(raised.value) == "LLM not configured: ANTHROPIC_API_KEY is not set"
     assert raised.value.status == 503
-    assert not config.llm_configured()
+    assert not keys.llm_configured()
 
 
 def test_missing_secret_does_not_crash(secretsmanager, monkeypatch):
-    use_secret(monkeypatch, "arn:aws:secretsmanager:us-east-1:123456789012:secret:gligabao/absent-AbCdEf")
+    keys = provider_keys("arn:aws:secretsmanager:us-east-1:123456789012:secret:gligabao/absent-AbCdEf")
 
-    assert config.provider_keys() == {}
-    assert not config.llm_configured()
+    assert keys.all() == {}
+    assert not keys.llm_configured()
     with pytest.raises(NotConfigured, match="LLM not configured: ANTHROPIC_API_KEY is not set"):
-        config.require_key("ANTHROPIC_API_KEY")
+        keys.require("ANTHROPIC_API_KEY")
     with pytest.raises(NotConfigured, match="embeddings not configured: OPENAI_API_KEY is not set"):
-        config.require_key("OPENAI_API_KEY")
+        keys.require("OPENAI_API_KEY")
 
 
 @pytest.mark.parametrize("payload", ["not json at all", json.dumps(["ANTHROPIC_API_KEY"]), "null"])
 def test_malformed_secret_does_not_crash(secretsmanager, monkeypatch, payload):
     arn = _create(secretsmanager, payload)
-    use_secret(monkeypatch, arn)
-    assert config.provider_keys() == {}
+    keys = provider_keys(arn)
+    assert keys.all() == {}
     with pytest.raises(NotConfigured):
-        config.require_key("OPENAI_API_KEY")
+        keys.require("OPENAI_API_KEY")
 
 
 def test_secret_overrides_environment_and_environment_fills_gaps(secretsmanager, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-from-env")
     arn = _create(secretsmanager, {"ANTHROPIC_API_KEY": ANTHROPIC})
-    use_secret(monkeypatch, arn)
+    keys = provider_keys(arn, ANTHROPIC_API_KEY="sk-ant-from-env", OPENAI_API_KEY="sk-openai-from-env")
 
-    assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": "sk-openai-from-env"}
+    assert keys.all() == {"ANTHROPIC_API_KEY": ANTHROPIC, "OPENAI_API_KEY": "sk-openai-from-env"}
 
 
-def test_environment_without_secret_arn(monkeypatch):
-    monkeypatch.delenv("GB_SECRETS_ARN", raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    config.reset_caches()
+def test_environment_without_secret_arn():
+    keys = provider_keys(ANTHROPIC_API_KEY=ANTHROPIC)
 
-    assert config.settings().secrets_arn is None
-    assert config.provider_keys() == {"ANTHROPIC_API_KEY": ANTHROPIC}
-    assert config.require_key("ANTHROPIC_API_KEY") == ANTHROPIC
-    assert config.llm_configured()
+    assert keys.all() == {"ANTHROPIC_API_KEY": ANTHROPIC}
+    assert keys.require("ANTHROPIC_API_KEY") == ANTHROPIC
+    assert keys.llm_configured()
     with pytest.raises(NotConfigured) as raised:
-        config.require_key("OPENAI_API_KEY")
+        keys.require("OPENAI_API_KEY")
     assert str(raised.value) == "embeddings not configured: OPENAI_API_KEY is not set"
     assert raised.value.status == 503
 
 
-def test_no_keys_anywhere_is_not_a_crash(monkeypatch):
-    for name in ("GB_SECRETS_ARN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GB_LLM_PROVIDER"):
-        monkeypatch.delenv(name, raising=False)
-    config.reset_caches()
+def test_no_keys_anywhere_is_not_a_crash():
+    keys = provider_keys()
 
-    assert config.provider_keys() == {}
-    assert not config.llm_configured()
+    assert keys.all() == {}
+    assert not keys.llm_configured()
     with pytest.raises(NotConfigured, match=r"^LLM not configured: ANTHROPIC_API_KEY is not set$"):
-        config.require_key("ANTHROPIC_API_KEY")
+        keys.require("ANTHROPIC_API_KEY")
 
 
-def test_bedrock_needs_no_anthropic_key(monkeypatch):
-    for name in ("GB_SECRETS_ARN", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("GB_LLM_PROVIDER", "bedrock")
-    config.reset_caches()
-    assert config.llm_configured()
+def test_bedrock_needs_no_anthropic_key():
+    assert provider_keys(GB_LLM_PROVIDER="bedrock").llm_configured()

@@ -1,0 +1,112 @@
+"""The Lambda entry point of each function: body limits first, then the routes; for remember and
+query, exactly one monitoring event per request, whatever its outcome (400s and 413s included)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+from gligabao.api.app import (
+    body_size,
+    create_app,
+    error_event,
+    json_whatever_the_content_type,
+    openapi_document,
+    text_body,
+)
+from gligabao.api.deps import invocation_context, memory
+from gligabao.api.routes import all_routers
+from gligabao.errors import BadRequest, GbError, MethodNotAllowed, PayloadTooLarge
+from gligabao.limits import Limits
+from gligabao.observability.monitoring import RequestReport, reporting
+
+LambdaHandler = Callable[[dict, Any], dict]
+OPENAPI_PATH = "/v1/gb/openapi.json"
+
+# The operations that end with a monitoring event, and their body limits.
+BODY_LIMITS: dict[str, Callable[[Limits], int]] = {
+    "remember": lambda limits: limits.remember_max_body_bytes,
+    "query": lambda limits: limits.query_max_body_bytes,
+}
+
+
+def create_handler(router: APIGatewayHttpRouter, *, operation: str | None = None) -> LambdaHandler:
+    """The handler of one function serving `router`; `operation` names its monitoring events."""
+    app = create_app(router, other_methods=_served_elsewhere)
+
+    def handler(event: dict, context: Any) -> dict:
+        if operation is None:
+            return _configured_then_served(app, event, context, None)
+        report = RequestReport(operation, request_id=(event.get("requestContext") or {}).get("requestId"))
+        with reporting(report):
+            response = _configured_then_served(app, event, context, BODY_LIMITS[operation])
+        report.emit(int(response.get("statusCode", 200)), _error_of(response))
+        return response
+
+    handler.app = app  # type: ignore[attr-defined]
+    return handler
+
+
+def _configured_then_served(
+    app, event: dict, context: Any, body_limit: Callable[[Limits], int] | None
+) -> dict:
+    try:
+        limits = memory().limits  # the container's configuration, read once
+    except GbError as exc:
+        return error_event(exc)
+    return _serve(app, event, context, body_limit(limits) if body_limit else None)
+
+
+def _serve(app, event: dict, context: Any, max_body_bytes: int | None) -> dict:
+    if max_body_bytes is not None and body_size(event) > max_body_bytes:
+        return error_event(PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes"))
+    if event.get("rawPath") == OPENAPI_PATH:
+        if _method(event) != "GET":
+            return error_event(MethodNotAllowed(f"method {_method(event)} not allowed on {OPENAPI_PATH}"))
+        return _json_response(openapi_document(all_routers()))
+    try:
+        event = json_whatever_the_content_type(text_body(event))
+    except BadRequest as exc:
+        return error_event(exc)
+    app.append_context(**invocation_context(event, context))
+    return app.resolve(event, context)
+
+
+def _method(event: dict) -> str:
+    return ((event.get("requestContext") or {}).get("http") or {}).get("method", "")
+
+
+def _json_response(body: dict) -> dict:
+    return {
+        "statusCode": 200,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+def _error_of(response: dict) -> str | None:
+    if int(response.get("statusCode", 200)) < 400:
+        return None
+    try:
+        return str(json.loads(response.get("body") or "{}").get("error"))
+    except (ValueError, AttributeError):
+        return None
+
+
+def _served_elsewhere(path: str, method: str) -> bool:
+    """Whether any function of the API serves this path with another method."""
+    return any(route.rule.match(path) and route.method != method.upper() for route in _every_route())
+
+
+@functools.cache
+def _every_route() -> tuple:
+    every = create_app(*all_routers())
+    return (*every._static_routes, *every._dynamic_routes)
+
+
+__all__ = ["create_handler"]

@@ -1,0 +1,164 @@
+"""The composition root: builds, once per container (per Lambda container, per local API process),
+the bundle the memory core needs, and nothing else looks a client up.
+
+    bundle().database     units of work scoped to a user (PostgreSQL)
+    bundle().llm          Anthropic (or Claude on Bedrock); 503 when no key is configured
+    bundle().embedder     OpenAI embeddings; 503 when no key is configured
+    bundle().clock        now, in UTC
+    bundle().settings     everything read from the environment, limits included
+
+Tests build a `Bundle` of their own (fakes, another database) and `install()` it, or override
+the routes' dependency; they never set environment variables to swap a part.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+from gligabao.ai.embeddings import Embedder
+from gligabao.ai.llm import LLM
+from gligabao.aws.secrets import ProviderKeys, database_url_from_cluster_secret
+from gligabao.db.connection import Database
+from gligabao.limits import Limits
+from gligabao.memory import ports
+from gligabao.errors import NotConfigured
+from gligabao.settings import InvalidConfiguration, Settings
+from gligabao.timefmt import utcnow
+
+
+class Bundle:
+    """What the memory core takes (`ports.Memory`): settings, database, LLM, embedder, clock.
+
+    The model clients are built on first use, so a missing key answers 503 on the endpoints that
+    need it instead of failing the container; each is rebuilt when its key changes (rotation).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        database: ports.Transactions | None = None,
+        llm: ports.LLM | None = None,
+        embedder: ports.Embedder | None = None,
+        clock: Callable[[], datetime] = utcnow,
+        keys: ProviderKeys | None = None,
+    ):
+        self.settings = settings
+        self.keys = keys or ProviderKeys(settings)
+        self.database = database or Database(
+            lambda: database_url(settings), server_side_prepare=not settings.behind_rds_proxy
+        )
+        self.clock = clock
+        self._llm, self._embedder = llm, embedder
+        self._fixed_llm, self._fixed_embedder = llm is not None, embedder is not None
+        self._built: dict[str, tuple[str, object]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Bundle(llm={self._llm!r}, embedder={self._embedder!r})"
+
+    @property
+    def limits(self) -> Limits:
+        return self.settings.limits
+
+    @property
+    def llm(self) -> ports.LLM:
+        if self._fixed_llm:
+            return self._llm
+        settings = self.settings
+        if settings.llm_provider == "bedrock":
+            return self._client(
+                "llm", "bedrock", lambda _: LLM(provider="bedrock", default_model=settings.llm_model)
+            )
+        return self._client(
+            "llm",
+            self.keys.require("ANTHROPIC_API_KEY"),
+            lambda key: LLM(
+                api_key=key, default_model=settings.llm_model, base_url=settings.anthropic_base_url
+            ),
+        )
+
+    @property
+    def embedder(self) -> ports.Embedder:
+        if self._fixed_embedder:
+            return self._embedder
+        settings = self.settings
+        return self._client(
+            "embedder",
+            self.keys.require("OPENAI_API_KEY"),
+            lambda key: Embedder(
+                api_key=key,
+                model=settings.embedding_model,
+                dimensions=settings.embedding_dimensions,
+                base_url=settings.openai_base_url,
+            ),
+        )
+
+    def _client(self, name: str, key: str, build: Callable[[str], object]):
+        with self._lock:
+            built = self._built.get(name)
+            if built is None or built[0] != key:
+                built = self._built[name] = (key, build(key))
+            return built[1]
+
+
+def database_url(settings: Settings) -> str:
+    """DATABASE_URL; on Lambda the proxy endpoint with the cluster secret; else the embedded PostgreSQL."""
+    if settings.database_url:
+        return settings.database_url
+    if settings.db_secret_arn:
+        return database_url_from_cluster_secret(settings)
+    from gligabao.local.embedded_pg import embedded_database_url
+
+    return embedded_database_url(os.path.join(settings.data_dir, "pgdata"))
+
+
+_installed: Bundle | None = None
+_install_lock = threading.Lock()
+
+
+def bundle() -> Bundle:
+    """This container's bundle, built from the environment on first use. A variable the service
+    cannot use is a 503 naming it (and is read again on the next call), never a crash."""
+    global _installed
+    with _install_lock:
+        if _installed is None:
+            try:
+                settings = Settings.from_env()
+            except InvalidConfiguration as error:
+                raise NotConfigured(str(error)) from None
+            _installed = Bundle(settings)
+        return _installed
+
+
+def install(new: Bundle | None) -> Bundle | None:
+    """Make `new` this process's bundle (the local API, tests); None: build it again from the
+    environment on next use. Returns the bundle it replaces."""
+    global _installed
+    with _install_lock:
+        previous, _installed = _installed, new
+        return previous
+
+
+# --- the deploy-time migrations (functions/migrate) ---------------------------------------------
+
+
+def migrate_schema(deadline: float | None) -> list[str]:
+    """Apply the schema to this container's database, waiting for it until `deadline`."""
+    from gligabao.db.deploy_migrations import apply_migrations
+
+    deps = bundle()
+    return apply_migrations(deps.database, deps.settings.embedding_dimensions, deadline)
+
+
+def database_passwords() -> list[str]:
+    """The database passwords this container holds (DATABASE_URL's, the cluster secret's), which
+    no error reason may show."""
+    from gligabao.db.deploy_migrations import passwords_in
+
+    deps = bundle()
+    resolved = deps.database.url() if isinstance(deps.database, Database) and deps.database._url else None
+    return passwords_in([deps.settings.database_url, resolved])

@@ -1,0 +1,71 @@
+"""What the memory core needs from the outside, as small Protocols: the bootstrap wires the real
+adapters (PostgreSQL, Anthropic, OpenAI), unit tests wire in-process fakes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    import pydantic
+
+    from gligabao.db.connection import UnitOfWork
+    from gligabao.limits import Limits
+    from gligabao.observability.inferences import CallContext
+
+Reply = TypeVar("Reply", bound="pydantic.BaseModel")
+
+Clock = Callable[[], datetime]
+
+
+class LLM(Protocol):
+    """One structured reply per call; every call recorded on the CallContext, failed ones too."""
+
+    def complete(
+        self,
+        call: CallContext,
+        stage: str,
+        *,
+        system: str,
+        content: str | list[dict],
+        reply_model: type[Reply],
+        reasoning: str = "none",
+        model: str | None = None,
+        max_tokens: int = 4096,
+        deadline: float | None = None,
+    ) -> Reply: ...
+
+
+class Embedder(Protocol):
+    """One vector per text, in order; every request recorded on the CallContext."""
+
+    def embed(
+        self, call: CallContext, texts: list[str], stage: str = "embed", *, deadline: float | None = None
+    ) -> list[list[float]]: ...
+
+
+class Transactions(Protocol):
+    """Units of work: one transaction of one user, with the id of a dataset when one is named."""
+
+    def transaction(self, user_id: str, dataset: str | None = None) -> AbstractContextManager[UnitOfWork]: ...
+
+
+class Memory(Protocol):
+    """Everything a use case of the memory core takes: the bundle the bootstrap builds."""
+
+    @property
+    def limits(self) -> Limits: ...
+
+    @property
+    def database(self) -> Transactions: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def clock(self) -> Clock: ...

@@ -1,0 +1,137 @@
+"""The package's layering, read from its source: no import cycle, and each layer imports only what
+it may (handlers -> api -> memory -> db, ai, observability; the bootstrap wires them)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "core" / "gligabao"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _under_type_checking(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def imports_of(module: str) -> set[str]:
+    """Every module this one imports, at module level or inside a function (not for type checking
+    only): gligabao modules by their full name, third-party ones by their top-level package."""
+    tree = ast.parse(MODULES[module].read_text())
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if _under_type_checking(node, parents):
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            # `from gligabao.api import deps` imports the module gligabao.api.deps
+            found.update(
+                f"{node.module}.{alias.name}"
+                for alias in node.names
+                if f"{node.module}.{alias.name}" in MODULES
+            )
+    return {name if name in MODULES else name.split(".")[0] for name in found}
+
+
+GRAPH = {module: imports_of(module) & MODULES.keys() for module in MODULES}
+
+
+def cycles() -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in GRAPH[module]:
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(GRAPH):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_graph_is_read_from_the_source():
+    assert "gligabao.memory.remember" in GRAPH
+    assert "gligabao.db.graph_writes" in GRAPH["gligabao.memory.remember"]
+
+
+def test_there_is_no_import_cycle_in_the_package():
+    assert cycles() == []
+
+
+def _in(module: str, *layers: str) -> bool:
+    return any(module == f"gligabao.{layer}" or module.startswith(f"gligabao.{layer}.") for layer in layers)
+
+
+# layer -> what its modules must never import (gligabao layers, or third-party top-level packages)
+FORBIDDEN = {
+    "memory": ("api", "local", "bootstrap", "aws", "boto3", "botocore", "aws_lambda_powertools"),
+    "db": ("api", "memory", "local", "bootstrap", "ai"),
+    "ai": ("api", "memory", "db", "local", "bootstrap"),
+    "observability": ("api", "memory", "db", "local", "bootstrap", "ai"),
+    "model": ("gligabao",),
+    "limits": ("gligabao.settings", "gligabao.bootstrap"),
+    "settings": ("gligabao.bootstrap", "api", "memory", "db", "ai"),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_each_layer_imports_only_what_it_may(layer):
+    offending = []
+    for module, imported in ((m, imports_of(m)) for m in MODULES if _in(m, layer)):
+        for name in imported:
+            for rule in FORBIDDEN[layer]:
+                forbidden = (
+                    name == rule or name.startswith(rule + ".")
+                    if rule.startswith("gligabao")
+                    else _in(name, rule) or name == rule
+                )
+                if forbidden and name != module:
+                    offending.append(f"{module} imports {name}")
+    assert offending == []
+
+
+def test_only_the_settings_read_the_environment():
+    readers = [
+        module
+        for module, path in MODULES.items()
+        if "os.environ" in path.read_text() or "getenv(" in path.read_text()
+    ]
+    assert readers == ["gligabao.settings"]

@@ -1,0 +1,55 @@
+"""All configuration is one model over the environment; the seed's numbers are overridable."""
+
+import pytest
+
+from gligabao import bootstrap
+from gligabao.errors import NotConfigured
+from gligabao.limits import DEFAULT_LIMITS, Limits
+from gligabao.settings import InvalidConfiguration, Settings
+
+
+def test_the_defaults_are_the_seeds_numbers():
+    limits = Settings.from_env({}).limits
+    assert (limits.keyword_seeds, limits.similarity_threshold, limits.expansion_edges) == (10, 0.75, 100)
+    assert (limits.whole_name_score, limits.term_in_name_score, limits.term_in_description_score) == (5, 3, 1)
+    assert limits == DEFAULT_LIMITS
+
+
+def test_every_limit_is_overridable_by_its_variable():
+    cosines = {name for name in Limits.model_fields if "similarity" in name}
+    env = {f"GB_{name.upper()}": "0.5" if name in cosines else "7" for name in Limits.model_fields}
+    limits = Settings.from_env(env).limits
+    assert all(
+        float(getattr(limits, name)) == (0.5 if name in cosines else 7) for name in Limits.model_fields
+    )
+
+
+def test_the_provider_variables_are_the_sdks_own_names():
+    settings = Settings.from_env(
+        {"ANTHROPIC_API_KEY": "sk-ant-x", "OPENAI_BASE_URL": "http://o", "GB_GEO": "on"}
+    )
+    assert settings.anthropic_api_key.get_secret_value() == "sk-ant-x"
+    assert "sk-ant-x" not in repr(settings)
+    assert (settings.openai_base_url, settings.geo) == ("http://o", True)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("GB_SIMILARITY_THRESHOLD", "high"),
+        ("GB_KEYWORD_SEEDS", "0"),
+        ("GB_EMBEDDING_DIMENSIONS", "-3"),
+        ("GB_LLM_PROVIDER", "openai"),
+    ],
+)
+def test_a_value_the_service_cannot_use_is_named(variable, value):
+    with pytest.raises(InvalidConfiguration, match=f"^configuration invalid: {variable}: "):
+        Settings.from_env({variable: value})
+
+
+def test_a_container_with_an_invalid_variable_answers_503_naming_it(monkeypatch):
+    monkeypatch.setenv("GB_EXPANSION_EDGES", "many")
+    bootstrap.install(None)
+    with pytest.raises(NotConfigured, match="GB_EXPANSION_EDGES") as raised:
+        bootstrap.bundle()
+    assert raised.value.status == 503
