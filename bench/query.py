@@ -228,7 +228,7 @@ def build(url: str, dims: int, plans: list[DatasetPlan], clusters: int, seed: in
     timings: dict[str, float] = {}
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
-        migrate(conn)
+        migrate(conn, dims)
         conn.execute("CREATE TABLE IF NOT EXISTS bench_meta (done boolean, clusters int, dims int)")
         conn.execute("DROP TABLE IF EXISTS bench_centroid")
         conn.execute(f"CREATE TABLE bench_centroid (id int PRIMARY KEY, v vector({dims}))")
@@ -458,11 +458,15 @@ def nearest_centroid(conn, vector) -> list[float]:
 
 
 def run_retrieval(probe: Probe, limits):
-    from gligabao.memory.query import _embedding_pool
+    """What a query does before its LLM call: BEGIN with the dataset's lookup, the embedding (the
+    fake provider: instant) beside the keyword search, the context statement, COMMIT."""
+    from gligabao import bootstrap
+    from gligabao.memory.query import embedding_pool
     from gligabao.memory.retrieval import retrieve
 
-    embedding = _embedding_pool().submit(lambda: probe.vector)  # the fake provider: instant
-    return retrieve(probe.user_id, probe.dataset, probe.question, embedding, limits)
+    with bootstrap.bundle().database.transaction(probe.user_id, probe.dataset) as uow:
+        embedding = embedding_pool().submit(lambda: probe.vector)
+        return retrieve(uow, probe.dataset, probe.question, embedding, limits)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -497,19 +501,18 @@ def recall(probes_: list[Probe], limits) -> dict[str, tuple[int, int]]:
 
 
 def bench_size(admin: str, edges: int, args) -> None:
-    from gligabao import config
-    from gligabao.db import connection
+    from gligabao import bootstrap
     from gligabao.memory.retrieval import DEFAULT_LIMITS
+    from gligabao.settings import Settings
 
     name = f"gligabao_bench_{edges}_d{args.dims}"
     plans = [DatasetPlan("bench-large", "main", edges), DatasetPlan("bench-medium", "main", MEDIUM_EDGES)]
     plans += [DatasetPlan(f"bench-small-{i}", "main", SMALL_EDGES) for i in range(SMALL_DATASETS)]
     clusters = max(50, sum(plan.edges for plan in plans) // 40)
     url, ready = ensure_database(admin, name, args.rebuild)
-    os.environ["DATABASE_URL"] = url
-    os.environ["GB_EMBEDDING_DIMENSIONS"] = str(args.dims)
-    config.reset_caches()
-    connection.reset()
+    previous = bootstrap.install(bootstrap.Bundle(Settings(database_url=url, embedding_dimensions=args.dims)))
+    if previous is not None:
+        previous.database.close()
     print(f"\n== {edges:,} edges (database {name}) ==", flush=True)
     if ready:
         print("  data: reused from an earlier build (--rebuild to build again)")
@@ -606,7 +609,6 @@ def describe(url: str) -> None:
 def main() -> int:
     args = parse_args()
     sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "tests")]  # the package; the SQL counter
-    os.environ["GB_EMBEDDING_DIMENSIONS"] = str(args.dims)
     admin = admin_url(args.data_dir)
     from gligabao.memory.retrieval import DEFAULT_LIMITS
 

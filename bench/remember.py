@@ -45,16 +45,15 @@ def main() -> None:
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
-    os.environ.update(
-        ANTHROPIC_API_KEY="sk-ant-bench",
-        ANTHROPIC_BASE_URL=anthropic.url,
-        OPENAI_API_KEY="sk-bench",
-        OPENAI_BASE_URL=f"{openai.url}/v1",
-        POWERTOOLS_METRICS_DISABLED="true",
-        POWERTOOLS_LOG_LEVEL="WARNING",
-    )
+    os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
+    providers = {
+        "anthropic_api_key": "sk-ant-bench",
+        "anthropic_base_url": anthropic.url,
+        "openai_api_key": "sk-bench",
+        "openai_base_url": f"{openai.url}/v1",
+    }
     admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
-    with scratch_database(admin_url):
+    with scratch_database(admin_url, providers):
         run_bench(anthropic, openai, args.repeat)
     anthropic.stop()
     openai.stop()
@@ -69,8 +68,9 @@ def _embedded_url() -> str:
 class scratch_database:
     """A database of its own for the bench, with the schema, dropped at the end."""
 
-    def __init__(self, admin_url: str):
+    def __init__(self, admin_url: str, providers: dict[str, str]):
         self.admin_url = admin_url
+        self.providers = providers
         self.name = f"gligabao_bench_{os.getpid()}"
 
     def __enter__(self):
@@ -82,24 +82,21 @@ class scratch_database:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(self.name)))
         params = conninfo_to_dict(self.admin_url)
         params["dbname"] = self.name
-        os.environ["DATABASE_URL"] = make_conninfo(**params)
-
-        from gligabao import config
-        from gligabao.db import connection
+        from gligabao import bootstrap
         from gligabao.db.migrate import ensure_schema
+        from gligabao.settings import Settings
 
-        config.reset_caches()
-        connection.reset()
-        ensure_schema()
+        settings = Settings(database_url=make_conninfo(**params), **self.providers)
+        self.bundle = bootstrap.Bundle(settings)
+        bootstrap.install(self.bundle)
+        ensure_schema(self.bundle.database, settings.embedding_dimensions)
         return self
 
     def __exit__(self, *exc):
         import psycopg
         from psycopg import sql
 
-        from gligabao.db import connection
-
-        connection.reset()
+        self.bundle.database.close()
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name)))
 
@@ -118,6 +115,7 @@ def measure(anthropic, openai, facts: int, dataset: str) -> list[dict]:
     """The figures of each remember of the scenario, in a new dataset."""
     from sql_counting import counting_round_trips
 
+    from gligabao import bootstrap
     from gligabao.ai.embeddings import Embedder
     from gligabao.ai.llm import LLM
     from gligabao.memory.remember import TextToRemember, remember_text
@@ -129,7 +127,10 @@ def measure(anthropic, openai, facts: int, dataset: str) -> list[dict]:
         provider = _ProviderTimer(LLM, Embedder)
         with provider, counting_round_trips() as sql:
             started = time.perf_counter()
-            body = remember_text(TextToRemember(user_id="bench", dataset=dataset, text=text, session_id="s"))
+            body = remember_text(
+                bootstrap.bundle(),
+                TextToRemember(user_id="bench", dataset=dataset, text=text, session_id="s"),
+            )
             total = time.perf_counter() - started
         figures.append(
             {
@@ -141,8 +142,8 @@ def measure(anthropic, openai, facts: int, dataset: str) -> list[dict]:
                 "total_ms": total * 1000,
                 "sql_ms": sql.sql_seconds * 1000,
                 "provider_ms": provider.seconds * 1000,
-                "edges": len(body["edges"]),
-                "superseded": len(body["superseded"]),
+                "edges": len(body.edges),
+                "superseded": len(body.superseded),
             }
         )
     return figures
