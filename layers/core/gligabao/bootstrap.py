@@ -22,9 +22,9 @@ from gligabao.ai.embeddings import Embedder
 from gligabao.ai.llm import LLM
 from gligabao.aws.secrets import ProviderKeys, database_url_from_cluster_secret
 from gligabao.db.connection import Database
+from gligabao.errors import NotConfigured
 from gligabao.limits import Limits
 from gligabao.memory import ports
-from gligabao.errors import NotConfigured
 from gligabao.settings import InvalidConfiguration, Settings
 from gligabao.timefmt import utcnow
 

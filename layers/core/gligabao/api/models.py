@@ -6,12 +6,31 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from gligabao.memory import datasets, health
+from gligabao.model import StoredEdge
 from gligabao.timefmt import rfc3339
 
 
 def absent(value: object) -> bool:
     """Fields excluded when None (`Field(exclude_if=absent)`): omitted from the body, not null."""
     return value is None
+
+
+def edge_fields(edge: StoredEdge) -> dict:
+    """A stored edge as every response writes it: its ids, names and relation, its times in RFC 3339."""
+    return {
+        "id": edge.id,
+        "source_id": edge.source_id,
+        "target_id": edge.target_id,
+        "source": edge.source,
+        "target": edge.target,
+        "relation": edge.relation,
+        "description": edge.description,
+        "artifact_id": edge.artifact_id,
+        "valid_at": rfc3339(edge.valid_at),
+        "invalid_at": rfc3339(edge.invalid_at),
+        "created_at": rfc3339(edge.created_at),
+        "expired_at": rfc3339(edge.expired_at),
+    }
 
 
 class DatasetSummary(BaseModel):

@@ -7,13 +7,12 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
-from gligabao.api.models import absent
+from gligabao.api.models import absent, edge_fields
 from gligabao.api.validation import DatasetField, SessionId, UserId
 from gligabao.errors import BadRequest
 from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.query import Answer, Question
 from gligabao.model import StoredEdge
-from gligabao.timefmt import rfc3339
 
 GEO_RADIUS_MAX_KM = DEFAULT_LIMITS.geo_radius_max_km
 
@@ -200,17 +199,4 @@ class QueryResponse(BaseModel):
 
 
 def _edge_evidence(edge: StoredEdge) -> EdgeEvidence:
-    return EdgeEvidence(
-        id=edge.id,
-        source_id=edge.source_id,
-        target_id=edge.target_id,
-        source=edge.source,
-        target=edge.target,
-        relation=edge.relation,
-        description=edge.description or None,
-        artifact_id=edge.artifact_id,
-        valid_at=rfc3339(edge.valid_at),
-        invalid_at=rfc3339(edge.invalid_at),
-        created_at=rfc3339(edge.created_at),
-        expired_at=rfc3339(edge.expired_at),
-    )
+    return EdgeEvidence(**{**edge_fields(edge), "description": edge.description or None})

@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from gligabao.ai.stages import LEVELS, REMEMBER_STAGES, parse_models, parse_reasoning
-from gligabao.api.models import absent
+from gligabao.api.models import absent, edge_fields
 from gligabao.api.validation import DatasetField, SessionId, UserId
 from gligabao.errors import BadRequest
 from gligabao.memory.remember import Remembered, TextToRemember
@@ -191,20 +191,9 @@ class RememberedEdge(BaseModel):
 
     @classmethod
     def from_domain(cls, edge: StoredEdge) -> RememberedEdge:
-        return cls(
-            id=edge.id,
-            source_id=edge.source_id,
-            target_id=edge.target_id,
-            source=edge.source,
-            target=edge.target,
-            relation=edge.relation,
-            description=edge.description,
-            artifact_id=edge.artifact_id,
-            valid_at=rfc3339(edge.valid_at),
-            invalid_at=rfc3339(edge.invalid_at),
-            created_at=rfc3339(edge.created_at),
-            created=edge.created,
-        )
+        fields = edge_fields(edge)
+        del fields["expired_at"]  # a fact a remember states is live
+        return cls(**fields, created=edge.created)
 
 
 class SupersededEdge(BaseModel):
