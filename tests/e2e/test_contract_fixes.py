@@ -27,7 +27,7 @@ def test_query_refuses_an_unknown_field_naming_it(api, db, fake_anthropic, fake_
     )
 
     assert reply.status == 400
-    assert "sesion_id" in reply.json["error"]
+    assert reply.json == {"error": "sesion_id: unknown field"}
     assert fake_openai.requests == [] and fake_anthropic.requests == []
 
 

@@ -43,6 +43,8 @@ def validation_message(errors: list[dict]) -> str:
     )
     if kind == "missing":
         return f"{field} is required"
+    if kind == "extra_forbidden":
+        return f"{field}: unknown field"
     message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
     if message.startswith(field):
         return message
