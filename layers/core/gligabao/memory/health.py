@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import psycopg
+
 from gligabao import __version__
 from gligabao.db.connection import Database
 
 PROVIDERS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+SCHEMA_VERSION = "SELECT max(version) AS version FROM gb_schema_migrations"
 
 
 @dataclass(frozen=True)
@@ -37,16 +40,20 @@ def health(database: Database, *, llm_configured: bool, embeddings_configured: b
 
 
 def database_state(database: Database) -> DatabaseState:
-    """Reads the schema version on this container's connection, reconnecting when it was lost."""
-    try:
-        row = (
-            database.connection()
-            .execute("SELECT max(version) AS version FROM gb_schema_migrations")
-            .fetchone()
-        )
-    except Exception as exc:  # any failure is a state to report, not an error of the endpoint
-        return DatabaseState(ok=False, error=_short_reason(exc))
-    return DatabaseState(ok=True, schema_version=row["version"])
+    """Reads the schema version on this container's connection; a connection the server dropped
+    (a restart, a failover, an idle timeout) is replaced once before the database counts as down."""
+    for attempt in range(2):
+        try:
+            row = database.connection().execute(SCHEMA_VERSION).fetchone()
+        except psycopg.OperationalError as exc:
+            database.close()
+            if attempt:
+                return DatabaseState(ok=False, error=_short_reason(exc))
+        except Exception as exc:  # any failure is a state to report, not an error of the endpoint
+            return DatabaseState(ok=False, error=_short_reason(exc))
+        else:
+            return DatabaseState(ok=True, schema_version=row["version"])
+    raise AssertionError("unreachable")
 
 
 def _short_reason(exc: Exception) -> str:
