@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-query clean
+.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-query clean bench-load
 
 install: $(VENV)/.installed
 
@@ -69,6 +69,10 @@ bench-remember: install
 # Builds 10k/100k/1M-edge datasets the first time (about 11 minutes for 1M on 2 cores), kept in var/bench-pgdata.
 bench-query: install
 	$(BIN)/python bench/query.py --sizes 10k,100k,1m --queries 300 --recall-queries 40
+
+# 32 concurrent clients, remember and query mixed, for 60 s against the local API in its own process.
+bench-load: install
+	$(BIN)/python bench/load.py --clients 32 --seconds 60
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .aws-sam
