@@ -128,6 +128,12 @@ def test_each_layer_imports_only_what_it_may(layer):
     assert offending == []
 
 
+def test_no_import_runs_back_up_the_layers_even_for_type_checking():
+    """The ai layer renders what memory retrieved through a Protocol of its own, not memory's types."""
+    source = (PACKAGE / "ai" / "prompts" / "query.py").read_text()
+    assert "gligabao.memory" not in source
+
+
 def test_only_the_settings_read_the_environment():
     readers = [
         module

@@ -8,16 +8,22 @@ the question. The model replies with only JSON: the answer and the ids it used.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
+from gligabao.model import Passage, StoredEdge, StoredEntity
 from gligabao.timefmt import rfc3339
 
-if TYPE_CHECKING:
-    from gligabao.memory.retrieval import Context
-    from gligabao.model import Passage, StoredEdge, StoredEntity
+
+class Context(Protocol):
+    """What the prompt renders of a retrieved context (memory.retrieval.Context is one)."""
+
+    entities: Sequence[StoredEntity]
+    edges: Sequence[StoredEdge]
+    passages: Sequence[Passage]
 
 
 QUERY_SYSTEM = """You answer questions from a long-term memory: a knowledge graph of entities and facts
