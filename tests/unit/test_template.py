@@ -191,10 +191,126 @@ def test_outputs(template):
     assert {"ApiUrl", "ProviderKeysSecretArn"} <= set(template["Outputs"])
 
 
-def test_the_api_is_never_open_callers_sign_with_iam(template):
+# --- authentication: the AuthMode parameter chooses every route's authorization
+
+SIGV4_SCHEME = {
+    "type": "apiKey",
+    "name": "Authorization",
+    "in": "header",
+    "x-amazon-apigateway-authtype": "awsSigv4",
+}
+JWT_SCHEME = {
+    "type": "oauth2",
+    "x-amazon-apigateway-authorizer": {
+        "type": "jwt",
+        "identitySource": "$request.header.Authorization",
+        "jwtConfiguration": {"issuer": {"Ref": "JwtIssuer"}, "audience": {"Ref": "JwtAudience"}},
+    },
+}
+NO_VALUE = object()
+
+
+def _resolved(value, template: dict, parameters: dict):
+    """The value CloudFormation sees for these parameters: Fn::If on the template's conditions
+    (Fn::Equals of a parameter and a string), AWS::NoValue removed."""
+    if isinstance(value, dict):
+        if set(value) == {"Fn::If"}:
+            condition, when_true, when_false = value["Fn::If"]
+            holds = _condition(template["Conditions"][condition], parameters)
+            return _resolved(when_true if holds else when_false, template, parameters)
+        if value == {"Ref": "AWS::NoValue"}:
+            return NO_VALUE
+        items = ((key, _resolved(item, template, parameters)) for key, item in value.items())
+        return {key: item for key, item in items if item is not NO_VALUE}
+    if isinstance(value, list):
+        items = (_resolved(item, template, parameters) for item in value)
+        return [item for item in items if item is not NO_VALUE]
+    return value
+
+
+def _condition(condition: dict, parameters: dict) -> bool:
+    left, right = condition["Fn::Equals"]
+    return parameters[left["Ref"]] == right
+
+
+def _api_body(template: dict, mode: str) -> dict:
+    api = template["Resources"]["HttpApi"]["Properties"]
+    return _resolved(api["DefinitionBody"], template, {"AuthMode": mode})
+
+
+def _route_security(body: dict) -> dict[tuple[str, str], object]:
+    """(path, method) -> the route's security (None: open), as the events name them."""
+    methods = {"x-amazon-apigateway-any-method": "ANY"}
+    return {
+        (path, methods.get(method, method.upper())): operation.get("security")
+        for path, operations in body["paths"].items()
+        for method, operation in operations.items()
+    }
+
+
+def _event_routes(template: dict) -> set[tuple[str, str]]:
+    return {
+        (event["Properties"]["Path"], event["Properties"]["Method"])
+        for props in _functions(template).values()
+        for event in props.get("Events", {}).values()
+    }
+
+
+def test_auth_mode_is_iam_jwt_or_none_and_iam_by_default(template):
+    parameter = template["Parameters"]["AuthMode"]
+
+    assert parameter["AllowedValues"] == ["iam", "jwt", "none"]
+    assert parameter["Default"] == "iam"
+    assert template["Parameters"]["JwtAudience"]["Type"] == "CommaDelimitedList"
+
+
+@pytest.mark.parametrize("mode", ["iam", "jwt", "none"])
+def test_every_route_s_authorization_is_written_for_every_mode(template, mode):
+    assert set(_route_security(_api_body(template, mode))) == _event_routes(template)
+
+
+def test_iam_mode_signs_every_route_with_sigv4(template):
+    body = _api_body(template, "iam")
+
+    assert set(map(str, _route_security(body).values())) == {str([{"AWS_IAM": []}])}
+    assert body["components"]["securitySchemes"] == {"AWS_IAM": SIGV4_SCHEME}
+
+
+def test_jwt_mode_puts_the_jwt_authorizer_of_the_issuer_and_audience_on_every_route(template):
+    body = _api_body(template, "jwt")
+
+    assert set(map(str, _route_security(body).values())) == {str([{"JwtAuthorizer": []}])}
+    assert body["components"]["securitySchemes"] == {"JwtAuthorizer": JWT_SCHEME}
+
+
+def test_none_mode_leaves_every_route_open(template):
+    body = _api_body(template, "none")
+
+    assert set(_route_security(body).values()) == {None}
+    assert body["components"]["securitySchemes"] == {}
+
+
+def test_no_sam_auth_or_route_auth_overrides_the_modes(template):
     (api,) = _resources(template, "AWS::Serverless::HttpApi").values()
 
-    assert api["Properties"]["Auth"] == {"EnableIamAuthorizer": True, "DefaultAuthorizer": "AWS_IAM"}
+    assert "Auth" not in api["Properties"]
     for function in _resources(template, "AWS::Serverless::Function").values():
         for event in (function["Properties"].get("Events") or {}).values():
-            assert "Auth" not in event.get("Properties", {}), "no route opts out of IAM"
+            assert "Auth" not in event.get("Properties", {}), "no route opts out of the mode"
+
+
+def test_the_functions_know_the_auth_mode(template):
+    for name, props in _functions(template).items():
+        assert props["Environment"]["Variables"]["GB_AUTH_MODE"] == {"Ref": "AuthMode"}, name
+
+
+def test_jwt_mode_needs_an_issuer_and_an_audience(template):
+    rule = template["Rules"]["JwtNeedsIssuerAndAudience"]
+
+    assert rule["RuleCondition"] == {"Fn::Equals": [{"Ref": "AuthMode"}, "jwt"]}
+    assert {"Fn::Not": [{"Fn::Equals": [{"Ref": "JwtIssuer"}, ""]}]} in [
+        a["Assert"] for a in rule["Assertions"]
+    ]
+    assert {"Fn::Not": [{"Fn::Contains": [{"Ref": "JwtAudience"}, ""]}]} in [
+        a["Assert"] for a in rule["Assertions"]
+    ]
