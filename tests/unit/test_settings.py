@@ -33,6 +33,19 @@ def test_the_provider_variables_are_the_sdks_own_names():
     assert (settings.openai_base_url, settings.geo) == ("http://o", True)
 
 
+def test_the_auth_mode_is_iam_unless_the_environment_says_otherwise():
+    assert Settings.from_env({}).auth_mode == "iam"
+    settings = Settings.from_env(
+        {"GB_AUTH_MODE": " JWT ", "GB_JWT_ISSUER": "https://i", "GB_JWT_AUDIENCE": "a,b", "GB_JWKS": "k.json"}
+    )
+    assert (settings.auth_mode, settings.jwt_issuer, settings.jwt_audience, settings.jwks) == (
+        "jwt",
+        "https://i",
+        "a,b",
+        "k.json",
+    )
+
+
 @pytest.mark.parametrize(
     ("variable", "value"),
     [
@@ -40,6 +53,7 @@ def test_the_provider_variables_are_the_sdks_own_names():
         ("GB_KEYWORD_SEEDS", "0"),
         ("GB_EMBEDDING_DIMENSIONS", "-3"),
         ("GB_LLM_PROVIDER", "openai"),
+        ("GB_AUTH_MODE", "cognito"),
     ],
 )
 def test_a_value_the_service_cannot_use_is_named(variable, value):

@@ -13,6 +13,18 @@ class BadRequest(GbError):
     status = 400
 
 
+class Unauthorized(GbError):
+    """No authenticated user where the API's authentication requires one."""
+
+    status = 401
+
+
+class Forbidden(GbError):
+    """The request names a user other than the authenticated one."""
+
+    status = 403
+
+
 class NotFound(GbError):
     status = 404
 

@@ -35,6 +35,11 @@ ENVIRONMENT = {
     "GB_GEO_RADIUS_KM": "geo_radius_km",
     "GB_PLACE_INDEX": "place_index",
     "POWERTOOLS_SERVICE_NAME": "service_name",
+    # Authentication
+    "GB_AUTH_MODE": "auth_mode",
+    "GB_JWT_ISSUER": "jwt_issuer",
+    "GB_JWT_AUDIENCE": "jwt_audience",
+    "GB_JWKS": "jwks",
 }
 
 
@@ -68,7 +73,16 @@ class Settings(BaseModel):
     service_name: str = "gligabao"
     limits: Limits = Field(default_factory=Limits)
 
-    @field_validator("llm_provider", "geo_resolver", mode="before")
+    # Authentication. iam: API Gateway checks SigV4 and the caller names the user; jwt: API
+    # Gateway validates a bearer token and the user is its subject; none: nothing is checked
+    # (a private network only). The issuer, audiences (comma-separated) and JWKS (a file or a URL)
+    # are read only by the local API, which emulates API Gateway's JWT authorizer.
+    auth_mode: Literal["iam", "jwt", "none"] = "iam"
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    jwks: str | None = None
+
+    @field_validator("llm_provider", "geo_resolver", "auth_mode", mode="before")
     @classmethod
     def _lowercase(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

@@ -18,6 +18,7 @@ from gligabao.api.app import (
     openapi_document,
     text_body,
 )
+from gligabao.api.auth import authorized
 from gligabao.api.deps import invocation_context, memory
 from gligabao.api.routes import all_routers
 from gligabao.errors import BadRequest, GbError, MethodNotAllowed, PayloadTooLarge
@@ -55,10 +56,11 @@ def _configured_then_served(
     app, event: dict, context: Any, body_limit: Callable[[Limits], int] | None
 ) -> dict:
     try:
-        limits = memory().limits  # the container's configuration, read once
+        settings = memory().settings  # the container's configuration, read once
+        event = authorized(event, settings.auth_mode)  # jwt: 401 without a user, 403 for another
     except GbError as exc:
         return error_event(exc)
-    return _serve(app, event, context, body_limit(limits) if body_limit else None)
+    return _serve(app, event, context, body_limit(settings.limits) if body_limit else None)
 
 
 def _serve(app, event: dict, context: Any, max_body_bytes: int | None) -> dict:
