@@ -141,3 +141,11 @@ def test_only_the_settings_read_the_environment():
         if "os.environ" in path.read_text() or "getenv(" in path.read_text()
     ]
     assert readers == ["gligabao.settings"]
+
+
+def test_only_the_local_runtime_verifies_tokens_the_layer_needs_no_pyjwt():
+    # On Lambda, API Gateway validates the tokens: PyJWT is the local API's (the `local` extra).
+    importers = sorted(module for module in MODULES if "jwt" in imports_of(module))
+    assert importers == ["gligabao.local.jwt_authorizer"]
+    requirements = (PACKAGE.parent / "requirements.txt").read_text().lower()
+    assert "jwt" not in requirements

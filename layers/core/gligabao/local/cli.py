@@ -26,6 +26,22 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=7878)
     serve.add_argument("--template", type=Path, default=None, help="the SAM template with the routes")
+    serve.add_argument(
+        "--auth",
+        choices=["iam", "jwt", "none"],
+        default=None,
+        help="the API's authentication (GB_AUTH_MODE); jwt emulates API Gateway's JWT authorizer, "
+        "iam and none check nothing locally",
+    )
+    serve.add_argument(
+        "--jwt-issuer", default=None, help="with --auth jwt: the tokens' issuer (GB_JWT_ISSUER)"
+    )
+    serve.add_argument(
+        "--jwt-audience",
+        default=None,
+        help="with --auth jwt: accepted audiences, comma-separated (GB_JWT_AUDIENCE)",
+    )
+    serve.add_argument("--jwks", default=None, help="with --auth jwt: a JWKS file or URL (GB_JWKS)")
     commands.add_parser("migrate", help="apply the database schema (idempotent)")
     commands.add_parser("openapi", help="print the OpenAPI document of the API")
     args = parser.parse_args(argv)
@@ -56,12 +72,24 @@ def _serve(args) -> int:
     from gligabao.db.migrate import ensure_schema
     from gligabao.local.server import make_server
 
-    deps = bundle()
-    ensure_schema(deps.database, deps.settings.embedding_dimensions)
+    deps = _with_auth_options(bundle(), args)
     template = args.template or default_template()
-    server = make_server(template, args.host, args.port)
+    authorizer = None
+    if deps.settings.auth_mode == "jwt":
+        from gligabao.local.jwt_authorizer import authorizer_from_settings
+
+        try:
+            authorizer = authorizer_from_settings(deps.settings)
+        except (ValueError, OSError) as error:
+            print(f"gligabao serve --auth jwt: {error}", file=sys.stderr)
+            return 2
+    ensure_schema(deps.database, deps.settings.embedding_dimensions)
+    server = make_server(template, args.host, args.port, authorizer=authorizer)
     host, port = server.server_address[:2]
-    print(f"gligabao listening on http://{host}:{port} (routes from {template})", flush=True)
+    print(
+        f"gligabao listening on http://{host}:{port} (routes from {template}, auth {deps.settings.auth_mode})",
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -69,6 +97,26 @@ def _serve(args) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _with_auth_options(deps, args):
+    """The bundle with the command's authentication options over the environment's."""
+    from gligabao.bootstrap import Bundle, install
+
+    options = {
+        "auth_mode": args.auth,
+        "jwt_issuer": args.jwt_issuer,
+        "jwt_audience": args.jwt_audience,
+        "jwks": args.jwks,
+    }
+    given = {name: value for name, value in options.items() if value is not None}
+    if not given:
+        return deps
+    served = Bundle(
+        deps.settings.model_validate({**deps.settings.model_dump(), **given}), database=deps.database
+    )
+    install(served)
+    return served
 
 
 if __name__ == "__main__":

@@ -37,9 +37,15 @@ class LambdaContext:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
+# An authorizer answers for API Gateway before any function runs: None lets the event through
+# (maybe with what it adds to requestContext), else the response (local/jwt_authorizer.py).
+Authorizer = Callable[[dict], tuple[int, dict[str, str], bytes] | None]
+
+
 class LocalApi:
-    def __init__(self, template: Path):
+    def __init__(self, template: Path, authorizer: Authorizer | None = None):
         self.routes = routes_from_template(template)
+        self.authorizer = authorizer
         self._handlers: dict[tuple[Path, str], Callable] = {}
         self._lock = threading.Lock()
         # Powertools keeps the current event on a class attribute, shared by every router of the
@@ -70,6 +76,9 @@ class LocalApi:
             return 404, {"content-type": "application/json"}, json.dumps({"error": "not found"}).encode()
         route, params = found
         event = build_event(route, params, method, url.path, url.query, headers, body, source_ip)
+        denied = self.authorizer(event) if self.authorizer else None
+        if denied is not None:
+            return denied
         handler = self.handler_of(route)
         with self._invocation:
             result = handler(event, LambdaContext(route.function, event["requestContext"]["requestId"]))
@@ -198,9 +207,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
 
 def make_server(
-    template: Path, host: str = "127.0.0.1", port: int = 7878, quiet: bool = False
+    template: Path,
+    host: str = "127.0.0.1",
+    port: int = 7878,
+    quiet: bool = False,
+    authorizer: Authorizer | None = None,
 ) -> ThreadingHTTPServer:
-    api = LocalApi(template)
+    api = LocalApi(template, authorizer)
     handler_class = type("Handler", (_RequestHandler,), {"api": api})
     if quiet:
         handler_class.log_message = handler_class.log_request = lambda *args, **kwargs: None

@@ -1,0 +1,193 @@
+"""Authentication over HTTP. With AuthMode jwt the local API emulates API Gateway's JWT authorizer
+(a key pair of the tests' own identity provider) and the functions take the user from the token's
+subject: a missing, expired, foreign-signed, wrong-audience or wrong-issuer token is API Gateway's
+401 before any function runs, and a token of u2 naming u1 is a 403 that changes nothing. With
+none, no token is needed; with iam (the default), requests are served as they always were."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from conftest import ROOT, count_rows, reconfigure
+from graph_rows import alice_works_at_acme, nothing_stored
+from http_client import LocalApiClient
+from jwt_keys import AUDIENCE, ISSUER, SigningKey, bearer, write_jwks
+from query_helpers import reply_citing
+
+from gligabao.local.jwt_authorizer import JwtAuthorizer
+from gligabao.local.server import make_server
+
+API_GATEWAY_401 = {"message": "Unauthorized"}
+
+
+@pytest.fixture(scope="module")
+def identity_provider() -> SigningKey:
+    return SigningKey("pool-key-1")
+
+
+@pytest.fixture(scope="module")
+def jwt_api_server(database_url, identity_provider, tmp_path_factory):
+    """`gligabao serve --auth jwt --jwt-issuer ISSUER --jwt-audience AUDIENCE --jwks <file>`."""
+    jwks = write_jwks(tmp_path_factory.mktemp("idp") / "jwks.json", identity_provider)
+    authorizer = JwtAuthorizer(ISSUER, [AUDIENCE], str(jwks))
+    server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True, authorizer=authorizer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def jwt_api(jwt_api_server, db):
+    """A client of the local API in jwt mode, on an empty graph."""
+    reconfigure(auth_mode="jwt")
+    return LocalApiClient(jwt_api_server)
+
+
+def events_of(output: str) -> list[dict]:
+    lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    return [line for line in lines if str(line.get("message", "")).split(".")[-1] in ("ok", "error")]
+
+
+def test_a_valid_token_remembers_and_queries_for_its_subject(jwt_api, db, models, identity_provider):
+    fake_anthropic, _ = models
+    token = bearer(identity_provider.token("u1"))
+
+    remembered = jwt_api.post("/v1/gb/remember", {"text": "Alice works at Acme."}, headers=token)
+    fake_anthropic.queue(reply_citing("Alice works at Acme.", edges=[1]))
+    queried = jwt_api.post(
+        "/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"}, headers=token
+    )
+
+    assert remembered.status == 200, remembered.json
+    assert db.execute("SELECT user_id, name FROM gb_datasets").fetchall() == [("u1", "main")]
+    assert queried.status == 200, queried.json
+    assert queried.json["answer"] == "Alice works at Acme."
+
+
+def test_a_valid_token_lists_and_deletes_its_subject_s_datasets(jwt_api, db, identity_provider):
+    alice_works_at_acme(db, user_id="u1")
+    alice_works_at_acme(db, user_id="u2")
+    token = bearer(identity_provider.token("u1"))
+
+    listed = jwt_api.get("/v1/gb/datasets", headers=token)
+    deleted = jwt_api.delete("/v1/gb/datasets/main", headers=token)
+
+    assert [d["name"] for d in listed.json["datasets"]] == ["main"]
+    assert deleted.status == 200, deleted.json
+    assert db.execute("SELECT user_id FROM gb_datasets").fetchall() == [("u2",)]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."}),
+        ("POST", "/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"}),
+        ("GET", "/v1/gb/datasets?user_id=u1", None),
+        ("GET", "/v1/gb/health", None),
+        ("GET", "/v1/gb/nowhere", None),
+    ],
+)
+def test_a_request_without_a_token_is_api_gateway_s_401(jwt_api, db, models, method, path, body):
+    fake_anthropic, fake_openai = models
+
+    reply = jwt_api.request(method, path, body)
+
+    assert reply.status == 401
+    assert reply.json == API_GATEWAY_401
+    assert "no token" in reply.headers["www-authenticate"]
+    assert nothing_stored(db) and fake_anthropic.requests == [] and fake_openai.requests == []
+
+
+def _invalid_tokens(provider: SigningKey) -> dict[str, tuple[str, str]]:
+    return {
+        "expired": (provider.token("u1", expires_in=-60), "expired"),
+        "signed by another key": (SigningKey(provider.kid).token("u1"), "not valid"),
+        "wrong audience": (provider.token("u1", aud="another-client"), "audience"),
+        "wrong issuer": (provider.token("u1", iss="https://idp.example.test/pool-2"), "issuer"),
+    }
+
+
+@pytest.mark.parametrize("case", ["expired", "signed by another key", "wrong audience", "wrong issuer"])
+def test_an_invalid_token_is_api_gateway_s_401_and_changes_nothing(
+    jwt_api, db, models, identity_provider, case
+):
+    fake_anthropic, fake_openai = models
+    token, reason = _invalid_tokens(identity_provider)[case]
+
+    reply = jwt_api.post(
+        "/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme."}, headers=bearer(token)
+    )
+
+    assert reply.status == 401
+    assert reply.json == API_GATEWAY_401
+    assert reason in reply.headers["www-authenticate"]
+    assert nothing_stored(db) and count_rows(db, "gb_inferences") == 0
+    assert fake_anthropic.requests == [] and fake_openai.requests == []
+
+
+def test_a_token_of_u2_naming_u1_is_403_and_changes_nothing(jwt_api, db, models, identity_provider, capsys):
+    fake_anthropic, fake_openai = models
+    alice_works_at_acme(db, user_id="u1")
+    entities = count_rows(db, "gb_entities")
+    token = bearer(identity_provider.token("u2"))
+    capsys.readouterr()
+
+    replies = [
+        jwt_api.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Initech."}, headers=token),
+        jwt_api.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?"}, headers=token),
+        jwt_api.get("/v1/gb/datasets?user_id=u1", headers=token),
+        jwt_api.delete("/v1/gb/datasets/main?user_id=u1", headers=token),
+    ]
+
+    for reply in replies:
+        assert reply.status == 403, reply.raw
+        assert reply.json == {"error": "forbidden: user_id must be the authenticated user's"}
+    assert fake_anthropic.requests == [] and fake_openai.requests == []
+    assert db.execute("SELECT user_id FROM gb_datasets").fetchall() == [("u1",)]
+    assert count_rows(db, "gb_entities") == entities and count_rows(db, "gb_inferences") == 0
+    events = events_of(capsys.readouterr().out)
+    assert [(e["event"], e["status"]) for e in events] == [("remember.error", 403), ("query.error", 403)]
+
+
+def test_a_valid_token_without_a_subject_is_the_function_s_401(
+    jwt_api, db, models, identity_provider, capsys
+):
+    capsys.readouterr()
+
+    reply = jwt_api.post(
+        "/v1/gb/remember",
+        {"user_id": "u1", "text": "Alice works at Acme."},
+        headers=bearer(identity_provider.token(None)),
+    )
+
+    assert reply.status == 401
+    assert set(reply.json) == {"error"}
+    assert nothing_stored(db)
+    [event] = events_of(capsys.readouterr().out)
+    assert (event["event"], event["status"]) == ("remember.error", 401)
+
+
+def test_none_mode_serves_requests_without_any_token(api, db):
+    reconfigure(auth_mode="none")
+    alice_works_at_acme(db, user_id="u1")
+
+    reply = api.get("/v1/gb/datasets?user_id=u1")
+
+    assert reply.status == 200
+    assert [d["name"] for d in reply.json["datasets"]] == ["main"]
+
+
+def test_iam_mode_serves_the_user_the_request_names_as_before(api, db, identity_provider):
+    alice_works_at_acme(db, user_id="u1")
+
+    plain = api.get("/v1/gb/datasets?user_id=u1")
+    with_a_token_of_u2 = api.get("/v1/gb/datasets?user_id=u1", headers=bearer(identity_provider.token("u2")))
+    unnamed = api.get("/v1/gb/datasets", headers=bearer(identity_provider.token("u1")))
+
+    assert [d["name"] for d in plain.json["datasets"]] == ["main"]
+    assert with_a_token_of_u2.json == plain.json  # API Gateway checked SigV4; a bearer token means nothing
+    assert unnamed.status == 400 and "user_id" in unnamed.json["error"]
