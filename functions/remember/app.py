@@ -4,5 +4,5 @@ from gligabao.ai.snapstart import preload_on_snapshot
 from gligabao.api.handler import create_handler
 from gligabao.api.routes.remember import router
 
-handler = create_handler(router, operation="remember")
+handler = create_handler(router, operation="remember", idempotent=True)
 preload_on_snapshot()

@@ -5,6 +5,7 @@ the bundle the memory core needs, and nothing else looks a client up.
     bundle().llm          Anthropic (or Claude on Bedrock); 503 when no key is configured
     bundle().embedder     OpenAI embeddings; 503 when no key is configured
     bundle().clock        now, in UTC
+    bundle().idempotency_records(user_id)   the user's Idempotency-Key records (PostgreSQL)
     bundle().settings     everything read from the environment, limits included
 
 Tests build a `Bundle` of their own (fakes, another database) and `install()` it, or override
@@ -17,6 +18,7 @@ import os
 import threading
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from gligabao.ai.embeddings import Embedder
 from gligabao.ai.llm import LLM
@@ -27,6 +29,9 @@ from gligabao.limits import Limits
 from gligabao.memory import ports
 from gligabao.settings import InvalidConfiguration, Settings
 from gligabao.timefmt import utcnow
+
+if TYPE_CHECKING:
+    from gligabao.db.idempotency import IdempotencyRecords
 
 
 class Bundle:
@@ -96,6 +101,13 @@ class Bundle:
                 base_url=settings.openai_base_url,
             ),
         )
+
+    def idempotency_records(self, user_id: str) -> IdempotencyRecords:
+        """The store of the user's Idempotency-Key records (Powertools' persistence layer),
+        imported on first use: Powertools' idempotency package imports boto3."""
+        from gligabao.db.idempotency import IdempotencyRecords
+
+        return IdempotencyRecords(self.database, user_id)
 
     def _client(self, name: str, key: str, build: Callable[[str], object]):
         with self._lock:

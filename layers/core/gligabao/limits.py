@@ -60,6 +60,12 @@ class Limits(BaseModel):
     exact_scan_max_rows: int = Field(1000, ge=0, description="an index this small is scanned exactly")
     hnsw_candidates: int = Field(64, gt=0, description="rows taken from an HNSW index (hnsw.ef_search)")
 
+    # --- idempotent remember (the Idempotency-Key header) -------------------------------------
+    idempotency_ttl_seconds: int = Field(
+        24 * 60 * 60, gt=0, description="a key's first response is replayed this long"
+    )
+    idempotency_key_max_chars: int = Field(255, gt=0, description="an Idempotency-Key, printable ASCII")
+
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
         """The defaults, with each `GB_<NAME>` of `env` instead (validated: a bad value is an error)."""

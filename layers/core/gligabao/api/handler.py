@@ -20,6 +20,7 @@ from gligabao.api.app import (
 )
 from gligabao.api.auth import authorized
 from gligabao.api.deps import invocation_context, memory
+from gligabao.api.idempotency import once_per_idempotency_key
 from gligabao.api.routes import all_routers
 from gligabao.errors import BadRequest, GbError, MethodNotAllowed, PayloadTooLarge
 from gligabao.limits import Limits
@@ -35,16 +36,22 @@ BODY_LIMITS: dict[str, Callable[[Limits], int]] = {
 }
 
 
-def create_handler(router: APIGatewayHttpRouter, *, operation: str | None = None) -> LambdaHandler:
-    """The handler of one function serving `router`; `operation` names its monitoring events."""
+def create_handler(
+    router: APIGatewayHttpRouter, *, operation: str | None = None, idempotent: bool = False
+) -> LambdaHandler:
+    """The handler of one function serving `router`; `operation` names its monitoring events;
+    `idempotent`: a request with an Idempotency-Key runs once (api/idempotency.py)."""
     app = create_app(router, other_methods=_served_elsewhere)
+    resolve = _resolver(app)
+    if idempotent:
+        resolve = once_per_idempotency_key(resolve, operation or "request")
 
     def handler(event: dict, context: Any) -> dict:
         if operation is None:
-            return _configured_then_served(app, event, context, None)
+            return _configured_then_served(resolve, event, context, None)
         report = RequestReport(operation, request_id=(event.get("requestContext") or {}).get("requestId"))
         with reporting(report):
-            response = _configured_then_served(app, event, context, BODY_LIMITS[operation])
+            response = _configured_then_served(resolve, event, context, BODY_LIMITS[operation])
         report.emit(int(response.get("statusCode", 200)), _error_of(response))
         return response
 
@@ -53,17 +60,17 @@ def create_handler(router: APIGatewayHttpRouter, *, operation: str | None = None
 
 
 def _configured_then_served(
-    app, event: dict, context: Any, body_limit: Callable[[Limits], int] | None
+    resolve: LambdaHandler, event: dict, context: Any, body_limit: Callable[[Limits], int] | None
 ) -> dict:
     try:
         settings = memory().settings  # the container's configuration, read once
         event = authorized(event, settings.auth_mode)  # jwt: 401 without a user, 403 for another
     except GbError as exc:
         return error_event(exc)
-    return _serve(app, event, context, body_limit(settings.limits) if body_limit else None)
+    return _serve(resolve, event, context, body_limit(settings.limits) if body_limit else None)
 
 
-def _serve(app, event: dict, context: Any, max_body_bytes: int | None) -> dict:
+def _serve(resolve: LambdaHandler, event: dict, context: Any, max_body_bytes: int | None) -> dict:
     if max_body_bytes is not None and body_size(event) > max_body_bytes:
         return error_event(PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes"))
     if event.get("rawPath") == OPENAPI_PATH:
@@ -74,8 +81,15 @@ def _serve(app, event: dict, context: Any, max_body_bytes: int | None) -> dict:
         event = json_whatever_the_content_type(text_body(event))
     except BadRequest as exc:
         return error_event(exc)
-    app.append_context(**invocation_context(event, context))
-    return app.resolve(event, context)
+    return resolve(event, context)
+
+
+def _resolver(app) -> LambdaHandler:
+    def resolve(event: dict, context: Any) -> dict:
+        app.append_context(**invocation_context(event, context))
+        return app.resolve(event, context)
+
+    return resolve
 
 
 def _method(event: dict) -> str:
