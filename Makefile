@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-query clean bench-load
+.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query clean bench-load
 
 install: $(VENV)/.installed
 
@@ -65,6 +65,9 @@ bench: install
 
 bench-remember: install
 	$(BIN)/python bench/remember.py
+
+bench-idempotency: install
+	$(BIN)/python bench/idempotency.py
 
 # Builds 10k/100k/1M-edge datasets the first time (about 11 minutes for 1M on 2 cores), kept in var/bench-pgdata.
 bench-query: install

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -207,20 +207,22 @@ def remember_handler():
 class HandlerReply:
     status: int
     json: dict
+    headers: dict[str, str] = field(default_factory=dict)
 
 
-def call_handler(handler, body: dict | None = None, *, raw: str | None = None) -> HandlerReply:
+def call_handler(
+    handler, body: dict | None = None, *, raw: str | None = None, headers: dict[str, str] | None = None
+) -> HandlerReply:
     from types import SimpleNamespace
 
     from gligabao.local.server import build_event
 
     route = SimpleNamespace(path="/v1/gb/remember", method="ANY")
     payload = raw.encode() if raw is not None else json.dumps(body).encode()
-    event = build_event(
-        route, {}, "POST", "/v1/gb/remember", "", {"content-type": "application/json"}, payload, "127.0.0.1"
-    )
+    headers = {"content-type": "application/json", **(headers or {})}
+    event = build_event(route, {}, "POST", "/v1/gb/remember", "", headers, payload, "127.0.0.1")
     result = handler(event, None)
-    return HandlerReply(result["statusCode"], json.loads(result["body"]))
+    return HandlerReply(result["statusCode"], json.loads(result["body"]), result.get("headers") or {})
 
 
 # --- texts to remember: many facts, long enough to be chunked

@@ -26,22 +26,29 @@ _COLUMNS = """status, payload_hash, response,
 
 # A new record, or one that replaces an expired record or an abandoned in-progress one (its
 # invocation ended without completing it); the same statement deletes the user's other expired
-# records. Nothing is returned when a live record holds the key.
-_PUT = """
+# records and, when a live record holds the key, returns it (as the statement's snapshot saw it:
+# none when it was committed meanwhile, and Powertools then reads it again).
+_PUT = f"""
 WITH expired AS (
     DELETE FROM gb_idempotency_records
     WHERE user_id = %(user_id)s AND expires_at <= %(now)s AND key <> %(key)s
+), taken AS (
+    INSERT INTO gb_idempotency_records AS held
+           (user_id, key, status, payload_hash, response, expires_at, in_progress_expires_at)
+    VALUES (%(user_id)s, %(key)s, %(status)s, %(payload_hash)s, NULL, %(expires_at)s, %(in_progress_expires_at)s)
+    ON CONFLICT (user_id, key) DO UPDATE
+    SET status = excluded.status, payload_hash = excluded.payload_hash, response = NULL,
+        expires_at = excluded.expires_at, in_progress_expires_at = excluded.in_progress_expires_at,
+        created_at = now()
+    WHERE held.expires_at <= %(now)s
+       OR (held.status = 'INPROGRESS' AND held.in_progress_expires_at <= %(now)s)
+    RETURNING key
 )
-INSERT INTO gb_idempotency_records AS held
-       (user_id, key, status, payload_hash, response, expires_at, in_progress_expires_at)
-VALUES (%(user_id)s, %(key)s, %(status)s, %(payload_hash)s, NULL, %(expires_at)s, %(in_progress_expires_at)s)
-ON CONFLICT (user_id, key) DO UPDATE
-SET status = excluded.status, payload_hash = excluded.payload_hash, response = NULL,
-    expires_at = excluded.expires_at, in_progress_expires_at = excluded.in_progress_expires_at,
-    created_at = now()
-WHERE held.expires_at <= %(now)s
-   OR (held.status = 'INPROGRESS' AND held.in_progress_expires_at <= %(now)s)
-RETURNING key
+SELECT EXISTS (SELECT FROM taken) AS taken, held.*
+FROM (SELECT) AS one
+LEFT JOIN (
+    SELECT {_COLUMNS} FROM gb_idempotency_records WHERE user_id = %(user_id)s AND key = %(key)s
+) AS held ON true
 """
 
 
@@ -64,7 +71,7 @@ class IdempotencyRecords(BasePersistenceLayer):
         now = _now()
         in_progress_until = data_record.in_progress_expiry_timestamp
         with self._database.transaction(self._user_id) as work:
-            stored = work.conn.execute(
+            row = work.conn.execute(
                 _PUT,
                 {
                     "user_id": self._user_id,
@@ -78,12 +85,11 @@ class IdempotencyRecords(BasePersistenceLayer):
                     "now": now,
                 },
             ).fetchone()
-            held = None if stored else _held(work.conn, self._user_id, data_record.idempotency_key)
-        if stored:
+        if row["taken"]:
             return
-        if held is None:  # completed and deleted meanwhile: Powertools reads again and retries
+        if row["status"] is None:  # not in the statement's snapshot: Powertools reads it again
             raise IdempotencyItemAlreadyExistsError
-        old = _record(data_record.idempotency_key, held)
+        old = _record(data_record.idempotency_key, row)
         self._validate_payload(data_payload=data_record, stored_data_record=old)
         raise IdempotencyItemAlreadyExistsError(old_data_record=old)
 

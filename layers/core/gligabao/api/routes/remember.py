@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Depends
-from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import Invocation, invocation, memory
@@ -15,6 +15,13 @@ from gligabao.errors import NotImplementedYet
 from gligabao.memory.remember import remember_text
 
 router = APIGatewayHttpRouter()
+
+IDEMPOTENCY_KEY_DESCRIPTION = (
+    "1 to 255 printable ASCII characters. A retry with the same key and body gets the first "
+    "response (header Idempotent-Replayed: true) without running again; the key with another body, "
+    "or while the first request runs, is 409. 5xx responses are not kept. Keys expire after "
+    "GB_IDEMPOTENCY_TTL_SECONDS (default 24 hours)."
+)
 
 
 @router.post(
@@ -26,6 +33,8 @@ def remember(
     request: Annotated[RememberRequest, Body()],
     deps: Annotated[Bundle, Depends(memory)],
     call: Annotated[Invocation, Depends(invocation)],
+    # Served before routing (api/idempotency.py); declared here for the OpenAPI document.
+    idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_KEY_DESCRIPTION)] = None,
 ) -> RememberResponse:
     request.check_content()
     if request.image is not None:
