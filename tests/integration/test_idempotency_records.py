@@ -248,11 +248,12 @@ def test_row_level_security_shows_a_transaction_only_its_user_s_records(
     assert count_rows(db, "gb_idempotency_records") == 2
 
 
-def test_row_level_security_shows_nothing_without_a_user(db, test_database, database_url, app_role):
+@pytest.mark.parametrize("user_id", [None, ""], ids=["never-set", "empty-after-a-transaction"])
+def test_row_level_security_shows_nothing_without_a_user(db, test_database, database_url, app_role, user_id):
     records(test_database, "u1").save_inprogress(request(user_id="u1"), REMAINING_MS)
 
     with psycopg.connect(database_url, autocommit=True) as conn:
-        as_user(conn, app_role, None)
+        as_user(conn, app_role, user_id)
         assert conn.execute("SELECT count(*) FROM gb_idempotency_records").fetchone() == (0,)
 
 

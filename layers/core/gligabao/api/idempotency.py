@@ -26,7 +26,7 @@ from gligabao.api.deps import memory
 from gligabao.api.validation import check_user_id
 from gligabao.errors import BadRequest, Conflict, GbError
 from gligabao.observability.logging import get_logger
-from gligabao.observability.monitoring import current_report
+from gligabao.observability.monitoring import RequestReport, current_report
 
 Resolve = Callable[[dict, Any], dict]
 
@@ -134,11 +134,12 @@ def _once(resolve: Resolve, event: dict, context: Any, request: dict, operation:
         raise_on_no_idempotency_key=True,
         expires_after_seconds=deps.limits.idempotency_ttl_seconds,
         hash_function="sha256",
-        lambda_context=context if callable(getattr(context, "get_remaining_time_in_millis", None)) else None,
+        # An in-progress record is held until the invocation's time is over.
+        lambda_context=context
+        if callable(getattr(context, "get_remaining_time_in_millis", None))
+        else _LongestInvocation(),
         response_hook=lambda response, record: _replayed(response, user_id),
     )
-    if config.lambda_context is None:
-        config.lambda_context = _LongestInvocation()  # type: ignore[assignment]
     once = idempotent_function(
         respond,
         data_keyword_argument="request",
@@ -172,17 +173,19 @@ def _once(resolve: Resolve, event: dict, context: Any, request: dict, operation:
 
 
 def _replayed(response: dict, user_id: str) -> dict:
-    report = current_report()
+    """The first response, as a retry gets it; the retry's monitoring event says it was replayed."""
+    report = _note_user(user_id)
     if report is not None:
-        report.user_id = user_id
         report.counts["replayed"] = 1
     return {**response, "headers": {**(response.get("headers") or {}), REPLAYED_HEADER: "true"}}
 
 
-def _note_user(user_id: str) -> None:
+def _note_user(user_id: str) -> RequestReport | None:
+    """The monitoring event of a request the memory core never saw still names its user."""
     report = current_report()
     if report is not None:
         report.user_id = user_id
+    return report
 
 
 class _Unavailable(GbError):

@@ -21,10 +21,12 @@ CREATE TABLE gb_idempotency_records (
 
 CREATE INDEX gb_idempotency_records_expiry ON gb_idempotency_records (user_id, expires_at);
 
--- The responses are user data: each transaction sees only the rows of its user (the units of
--- work set gligabao.user_id), the table's owner included.
+-- The responses are user data: each transaction sees and writes only the rows of its user (the
+-- units of work set gligabao.user_id with their BEGIN; without it, no row), the table's owner
+-- included (FORCE: no migration reads this table's rows). NULLIF: after a first transaction the
+-- setting exists in the session with ''.
 ALTER TABLE gb_idempotency_records ENABLE ROW LEVEL SECURITY;
 ALTER TABLE gb_idempotency_records FORCE ROW LEVEL SECURITY;
 CREATE POLICY gb_idempotency_records_of_the_user ON gb_idempotency_records
-    USING (user_id = current_setting('gligabao.user_id', true))
-    WITH CHECK (user_id = current_setting('gligabao.user_id', true));
+    USING (user_id = NULLIF(current_setting('gligabao.user_id', true), ''))
+    WITH CHECK (user_id = NULLIF(current_setting('gligabao.user_id', true), ''));
