@@ -191,3 +191,18 @@ def test_iam_mode_serves_the_user_the_request_names_as_before(api, db, identity_
     assert [d["name"] for d in plain.json["datasets"]] == ["main"]
     assert with_a_token_of_u2.json == plain.json  # API Gateway checked SigV4; a bearer token means nothing
     assert unnamed.status == 400 and "user_id" in unnamed.json["error"]
+
+
+def test_an_idempotency_key_of_one_subject_never_replays_for_another(jwt_api, db, models, identity_provider):
+    """The bodies are the same (no user_id): the key is scoped to the token's subject."""
+    body, key = {"text": "Alice works at Acme."}, {"Idempotency-Key": "k-1"}
+    u1, u2 = bearer(identity_provider.token("u1")), bearer(identity_provider.token("u2"))
+
+    first = jwt_api.post("/v1/gb/remember", body, headers={**u1, **key})
+    other = jwt_api.post("/v1/gb/remember", body, headers={**u2, **key})
+    retry = jwt_api.post("/v1/gb/remember", body, headers={**u1, **key})
+
+    assert first.status == other.status == retry.status == 200
+    assert "idempotent-replayed" not in other.headers and other.raw != first.raw
+    assert retry.headers["idempotent-replayed"] == "true" and retry.raw == first.raw
+    assert sorted(u for (u,) in db.execute("SELECT user_id FROM gb_datasets")) == ["u1", "u2"]
