@@ -8,7 +8,9 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -212,35 +214,36 @@ def test_a_user_s_expired_records_are_deleted_by_the_user_s_next_put(db, test_da
 @pytest.fixture
 def app_role(db):
     """A role without superuser rights (the service's role on Aurora), allowed the table."""
-    role = f"gb_idempotency_test_{uuid.uuid4().hex[:8]}"
-    db.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(role)))
-    db.execute(
-        sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON gb_idempotency_records TO {}").format(
-            sql.Identifier(role)
-        )
-    )
+    role = sql.Identifier(f"gb_idempotency_test_{uuid.uuid4().hex[:8]}")
+    db.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(role))
+    db.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON gb_idempotency_records TO {}").format(role))
     yield role
-    db.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-    db.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+    db.execute(sql.SQL("DROP OWNED BY {}").format(role))
+    db.execute(sql.SQL("DROP ROLE {}").format(role))
 
 
-def as_user(conn: psycopg.Connection, role: str, user_id: str | None) -> None:
-    conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
-    if user_id is not None:
-        conn.execute("SELECT set_config('gligabao.user_id', %s, false)", [user_id])
+@contextmanager
+def as_role(
+    db: psycopg.Connection, role: sql.Identifier, user_id: str | None
+) -> Iterator[psycopg.Connection]:
+    """The tests' connection, for one transaction rolled back at the end, as `role` with the
+    transaction's user set as the units of work set it."""
+    with db.transaction(force_rollback=True):
+        db.execute(sql.SQL("SET LOCAL ROLE {}").format(role))
+        if user_id is not None:
+            db.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
+        yield db
 
 
-def test_row_level_security_shows_a_transaction_only_its_user_s_records(
-    db, test_database, database_url, app_role
-):
+def test_row_level_security_shows_a_transaction_only_its_user_s_records(db, test_database, app_role):
     records(test_database, "u1").save_inprogress(request(user_id="u1"), REMAINING_MS)
     records(test_database, "u2").save_inprogress(request(user_id="u2"), REMAINING_MS)
 
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        as_user(conn, app_role, "u2")
+    with as_role(db, app_role, "u2") as conn:
         assert conn.execute("SELECT user_id FROM gb_idempotency_records").fetchall() == [("u2",)]
+        assert conn.execute("UPDATE gb_idempotency_records SET status = 'COMPLETED'").rowcount == 1
         assert conn.execute("DELETE FROM gb_idempotency_records WHERE user_id = 'u1'").rowcount == 0
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
             conn.execute(
                 "INSERT INTO gb_idempotency_records (user_id, key, status, payload_hash, expires_at) "
                 "VALUES ('u1', 'k', 'INPROGRESS', 'h', now())"
@@ -248,12 +251,11 @@ def test_row_level_security_shows_a_transaction_only_its_user_s_records(
     assert count_rows(db, "gb_idempotency_records") == 2
 
 
-@pytest.mark.parametrize("user_id", [None, ""], ids=["never-set", "empty-after-a-transaction"])
-def test_row_level_security_shows_nothing_without_a_user(db, test_database, database_url, app_role, user_id):
+@pytest.mark.parametrize("user_id", [None, ""], ids=["never-set", "empty"])
+def test_row_level_security_shows_nothing_without_a_user(db, test_database, app_role, user_id):
     records(test_database, "u1").save_inprogress(request(user_id="u1"), REMAINING_MS)
 
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        as_user(conn, app_role, user_id)
+    with as_role(db, app_role, user_id) as conn:
         assert conn.execute("SELECT count(*) FROM gb_idempotency_records").fetchone() == (0,)
 
 
