@@ -343,6 +343,7 @@ class EdgeEnd:
     edge_id: int
     invalid_at: datetime
     supersede: bool
+    superseded_by: int | None = None  # the edge of the contradicting fact, when superseded
 
 
 def end_edges(
@@ -355,9 +356,11 @@ def end_edges(
             """
         UPDATE gb_edges e
         SET invalid_at = u.invalid_at,
-            expired_at = CASE WHEN u.supersede THEN %(now)s ELSE e.expired_at END
-        FROM unnest(%(edge_id)s::bigint[], %(invalid_at)s::timestamptz[], %(supersede)s::boolean[])
-             AS u(edge_id, invalid_at, supersede)
+            expired_at = CASE WHEN u.supersede THEN %(now)s ELSE e.expired_at END,
+            superseded_by = CASE WHEN u.supersede THEN u.superseded_by ELSE e.superseded_by END
+        FROM unnest(%(edge_id)s::bigint[], %(invalid_at)s::timestamptz[], %(supersede)s::boolean[],
+                    %(superseded_by)s::bigint[])
+             AS u(edge_id, invalid_at, supersede, superseded_by)
         WHERE e.id = u.edge_id AND e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
         RETURNING e.id, e.invalid_at, e.expired_at
         """,
@@ -367,6 +370,7 @@ def end_edges(
                 "edge_id": [end.edge_id for end in ends],
                 "invalid_at": [end.invalid_at for end in ends],
                 "supersede": [end.supersede for end in ends],
+                "superseded_by": [end.superseded_by for end in ends],
             },
         )
         .fetchall()

@@ -187,7 +187,8 @@ def store_facts(
 
     new_triples = [t for t in triples if t not in restated]
     inserted = _insert_new_edges(conn, dataset_id, graph, groups, new_triples, fact_vectors, piece_artifacts)
-    ends = _edge_ends(graph, groups, restated, judgement, live_by_id, now)
+    stated_edge_ids = {triple: edge.id for triple, edge in (*restated.items(), *inserted.items())}
+    ends = _edge_ends(graph, groups, restated, stated_edge_ids, judgement, live_by_id, now)
     ended = {edge.id: edge for edge in graph_writes.end_edges(conn, dataset_id, ends, now)} if ends else {}
 
     names = {stored.id: stored.name for stored in entities.values()}
@@ -288,6 +289,7 @@ def _edge_ends(
     graph: TextGraph,
     groups: dict[tuple, list[int]],
     restated: dict[tuple, StoredEdge],
+    stated_edge_ids: dict[tuple, int],
     judgement: Judgement,
     live_by_id: dict[int, StoredEdge],
     now: datetime,
@@ -301,17 +303,22 @@ def _edge_ends(
         if invalid_at is not None and edge.invalid_at is None:
             ends[edge.id] = graph_writes.EdgeEnd(edge.id, invalid_at, supersede=False)
     # A contradicted edge is superseded, unless this text states it too.
+    # The superseder is the edge of the contradicting fact (the earliest, when several contradict it).
     stated_ids = {edge.id for edge in restated.values()}
+    triple_of = {index: triple for triple, members in groups.items() for index in members}
     for index, edge_ids in judgement.contradicts.items():
         for edge_id in sorted(edge_ids):
             edge = live_by_id.get(edge_id)
             if edge is None or edge_id in stated_ids:
                 continue
             invalid_at = superseded_invalid_at(edge.invalid_at, graph.facts[index].valid_at, now)
+            superseded_by = stated_edge_ids[triple_of[index]]
             previous = ends.get(edge_id)
-            if previous is not None and previous.supersede:
-                invalid_at = min(invalid_at, previous.invalid_at)
-            ends[edge_id] = graph_writes.EdgeEnd(edge_id, invalid_at, supersede=True)
+            if previous is not None and previous.supersede and previous.invalid_at <= invalid_at:
+                invalid_at, superseded_by = previous.invalid_at, previous.superseded_by
+            ends[edge_id] = graph_writes.EdgeEnd(
+                edge_id, invalid_at, supersede=True, superseded_by=superseded_by
+            )
     return [ends[edge_id] for edge_id in sorted(ends)]
 
 
