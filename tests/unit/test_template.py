@@ -123,6 +123,8 @@ def test_routes_are_plainly_readable(template):
             routes[key] = props["CodeUri"]
     assert routes[("GET", "/v1/gb/artifacts/{id}")].startswith("functions/sessions")
     assert routes[("DELETE", "/v1/gb/artifacts/{id}")].startswith("functions/forget")
+    assert routes[("GET", "/v1/gb/entities/{id}")].startswith("functions/sessions")
+    assert routes[("DELETE", "/v1/gb/entities/{id}")].startswith("functions/forget")
     assert routes[("ANY", "$default")].startswith("functions/system")
     assert routes[("ANY", "/v1/gb/remember")].startswith("functions/remember")
 

@@ -7,7 +7,7 @@ The SQL takes them as parameters, never as literals.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 ENV_PREFIX = "GB_"
 
@@ -65,6 +65,23 @@ class Limits(BaseModel):
         24 * 60 * 60, gt=0, description="a key's first response is replayed this long"
     )
     idempotency_key_max_chars: int = Field(255, gt=0, description="an Idempotency-Key, printable ASCII")
+
+    # --- reading memory back: GET sessions/{id} and entities/{id} (pages of their lists) --------
+    readback_page_default: int = Field(
+        50, gt=0, description="items per list of a page when `limit` is not given"
+    )
+    readback_page_max: int = Field(500, gt=0, description="the largest `limit` of a page; 400 above")
+    artifact_preview_chars: int = Field(
+        200, ge=0, description="characters of a text a session's artifact shows"
+    )
+
+    @field_validator("readback_page_max")
+    @classmethod
+    def _the_default_page_fits(cls, value: int, info: ValidationInfo) -> int:
+        default = info.data.get("readback_page_default")
+        if default is not None and value < default:
+            raise ValueError(f"must be at least GB_READBACK_PAGE_DEFAULT ({default})")
+        return value
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:

@@ -58,3 +58,67 @@ class Passage:
     index: int
     summary: str | None
     text: str | None
+
+
+# --- reading memory back (GET sessions, artifacts and entities) ------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedEdge(StoredEdge):
+    """A stored edge as read back: with the edge that superseded it and every artifact that stated it."""
+
+    superseded_by: int | None = None  # the edge of the contradicting fact (set since migration 0005)
+    artifact_ids: tuple[int, ...] = ()  # the artifacts (texts or chunks) that created or restated it
+
+
+@dataclass(frozen=True)
+class ArtifactHeader:
+    """An artifact as a session lists it: what it is, without its (possibly long) text."""
+
+    id: int
+    kind: str  # 'text' or 'image'
+    session_id: str | None
+    reference_time: datetime | None
+    created_at: datetime
+    status: str
+    preview: str  # the text's first characters (limits.artifact_preview_chars)
+    chars: int  # the text's length
+    chunks: int
+
+
+@dataclass(frozen=True)
+class ChunkHeader:
+    """A chunk of a long text, without its text (read it as an artifact of its own)."""
+
+    id: int
+    index: int
+    summary: str | None
+    chars: int
+
+
+@dataclass(frozen=True)
+class StoredArtifact:
+    id: int
+    dataset: str
+    kind: str  # 'text', 'chunk' or 'image'
+    text: str
+    session_id: str | None
+    parent_id: int | None  # a chunk's whole text
+    chunk_index: int | None
+    summary: str | None  # a chunk's summary
+    reference_time: datetime | None
+    created_at: datetime
+    status: str  # 'done' for every artifact stored by the synchronous remember
+    error: str | None = None  # why it failed, when status is 'failed'
+
+
+@dataclass(frozen=True)
+class EntityDetails:
+    id: int
+    dataset: str
+    name: str
+    type: str
+    description: str
+    created_at: datetime
+    updated_at: datetime
+    sessions: tuple[str, ...] = ()  # the sessions it was discovered in
