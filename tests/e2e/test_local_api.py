@@ -32,7 +32,6 @@ def test_wrong_method_is_405(api, method, path):
     ("method", "path", "feature"),
     [
         ("GET", "/v1/gb/graph?user_id=u1", "graph"),
-        ("GET", "/v1/gb/sessions/s1?user_id=u1", "sessions"),
         ("DELETE", "/v1/gb/edges/1?user_id=u1", "forget"),
     ],
 )

@@ -25,6 +25,8 @@ def test_the_route_of_a_request_is_chosen_as_api_gateway_does():
     assert route.code_uri.name == "datasets" and params == {"dataset": "main"}
     assert api.find_route("GET", "/v1/gb/artifacts/7")[0].code_uri.name == "sessions"
     assert api.find_route("DELETE", "/v1/gb/artifacts/7")[0].code_uri.name == "forget"
+    assert api.find_route("GET", "/v1/gb/entities/7")[0].code_uri.name == "sessions"
+    assert api.find_route("DELETE", "/v1/gb/entities/7")[0].code_uri.name == "forget"
     assert api.find_route("GET", "/v1/gb/nowhere")[0].path == "$default"
 
 
