@@ -206,3 +206,20 @@ def test_an_idempotency_key_of_one_subject_never_replays_for_another(jwt_api, db
     assert "idempotent-replayed" not in other.headers and other.raw != first.raw
     assert retry.headers["idempotent-replayed"] == "true" and retry.raw == first.raw
     assert sorted(u for (u,) in db.execute("SELECT user_id FROM gb_datasets")) == ["u1", "u2"]
+
+
+def test_a_token_reads_back_only_its_subject_s_session_artifacts_and_entities(jwt_api, db, identity_provider):
+    alice_works_at_acme(db, user_id="u1")
+    db.execute("UPDATE gb_artifacts SET session_id = 'a'")
+    theirs = bearer(identity_provider.token("u2"))
+    mine = bearer(identity_provider.token("u1"))
+
+    guessed = [jwt_api.get(path, headers=theirs) for path in ("/v1/gb/artifacts/1", "/v1/gb/entities/1")]
+    named = jwt_api.get("/v1/gb/entities/1?user_id=u1", headers=theirs)
+    session = jwt_api.get("/v1/gb/sessions/a", headers=theirs)
+    own = jwt_api.get("/v1/gb/entities/1", headers=mine)
+
+    assert [reply.status for reply in guessed] == [404, 404]
+    assert named.status == 403 and session.status == 404  # u2 has no dataset
+    assert own.status == 200 and own.json["name"] == "Alice"
+    assert "Alice" not in str([reply.json for reply in (*guessed, named, session)])
