@@ -129,7 +129,7 @@ def test_missing_openai_key_is_503_before_the_llm_is_called(api, db, models):
     ids=["http-500", "truncated", "not-json", "empty", "wrong-schema", "refusal"],
 )
 def test_failed_extraction_is_502_storing_only_its_inference(api, db, fake_anthropic, fake_openai, bad_reply):
-    fake_anthropic.queue(bad_reply, times=3)  # the SDK retries a 500 twice
+    fake_anthropic.queue(bad_reply, times=3)  # a 500 is tried three times
 
     reply = api.post("/v1/gb/remember", {**VALID, "session_id": "s1"})
 

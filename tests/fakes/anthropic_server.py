@@ -7,8 +7,11 @@ installed `responder(body)`, else a default `{}`. A reply is a `Reply`, a dict
     fake_anthropic.queue({"entities": []})                       # JSON text
     fake_anthropic.queue("Sure! ```json\\n{...}\\n```")          # raw text
     fake_anthropic.queue(Reply(text='{"a": ', stop_reason="max_tokens"))
-    fake_anthropic.queue(Reply.error(500), times=3)              # the SDK retries twice
+    fake_anthropic.queue(Reply.error(500), times=3)              # every attempt fails
     fake_anthropic.responder = lambda body: {"answer": prompt_of(body)}
+
+Faults of the transport (a reset, a hang, a cut body, a trickle) and raw bodies are injected ahead
+of these replies with `fake_anthropic.inject(Fault...)` (fakes/fake_http.py).
 """
 
 from __future__ import annotations
@@ -84,6 +87,9 @@ class FakeAnthropic(FakeServer):
     def messages(self) -> list[dict]:
         """The bodies of the Messages requests received, in order."""
         return [r.body for r in self.requests if r.path.startswith("/v1/messages")]
+
+    def error_reply(self, status: int, message: str) -> Response:
+        return error_response(status, message)
 
     def handle(self, request: RecordedRequest) -> Response:
         if request.method != "POST" or request.path.split("?")[0] != "/v1/messages":
@@ -203,7 +209,7 @@ def error_response(
     return Response(
         status,
         {"type": "error", "error": {"type": error_type, "message": message}, "request_id": "req_fake"},
-        # The SDK honours it: retries in a millisecond keep the suite fast.
+        # Honoured by the retry policy: retries in a millisecond keep the suite fast.
         headers={"retry-after-ms": "1", "request-id": "req_fake"},
         delay_s=delay_s,
     )

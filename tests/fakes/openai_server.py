@@ -5,8 +5,9 @@ signed position, L2-normalised. Identical texts have cosine 1; texts sharing mos
 words have a high cosine; unrelated texts are near 0.
 
     fake_openai.override("Alice", [1.0, 0.0, ...])   # this text gets exactly this vector
-    fake_openai.fail(500, times=3)                   # the next requests fail (the SDK retries twice)
+    fake_openai.fail(500, times=3)                   # the next requests fail (every attempt)
     fake_openai.mangle(lambda reply: {...})          # rewrite the next reply (wrong counts, sizes)
+    fake_openai.inject(Fault.never_answer())         # transport faults and raw bodies (fake_http.py)
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ class FakeOpenAI(FakeServer):
         with self.lock:
             override = self.overrides.get(text)
         return override if override is not None else hashed_bag_of_words(text, dimensions)
+
+    def error_reply(self, status: int, message: str) -> Response:
+        return error_response(status, message)
 
     def handle(self, request: RecordedRequest) -> Response:
         if request.method != "POST" or request.path != "/v1/embeddings":

@@ -1,6 +1,7 @@
 """The LLM through the real `anthropic` SDK against a local fake Messages API (SPEC sections 8 and 12)."""
 
 import time
+from dataclasses import replace
 
 import pytest
 from conftest import reconfigure
@@ -10,6 +11,7 @@ from pydantic import BaseModel
 
 from gligabao import bootstrap
 from gligabao.ai.llm import LLM
+from gligabao.ai.retries import RetryPolicy
 from gligabao.errors import ProviderError
 from gligabao.observability.inferences import CallContext, save_inferences
 
@@ -186,22 +188,22 @@ def test_a_reply_not_fitting_the_schema_is_a_502_naming_the_field(fake_anthropic
     assert "facts.0.relation" in raised.value.message
 
 
-def test_a_server_error_after_the_sdk_retries_is_a_502_and_is_recorded(fake_anthropic, call):
+def test_a_server_error_after_the_retries_is_a_502_and_is_recorded_once(fake_anthropic, call):
     fake_anthropic.queue(Reply.error(500), times=3)
-    with pytest.raises(ProviderError, match="HTTP 500") as raised:
+    with pytest.raises(ProviderError, match="HTTP 500 api_error .* after 3 attempts") as raised:
         complete(call)
     assert raised.value.status == 502
     assert (
         raised.value.__cause__ is None and raised.value.__suppress_context__
     )  # the SDK error quotes the reply
-    assert len(fake_anthropic.requests) == 3  # the first try and the SDK's two retries
+    assert len(fake_anthropic.requests) == 3  # the first try and two retries
     [inference] = call.inferences
     assert inference.ok is False
     assert "HTTP 500" in inference.error
     assert inference.input_tokens is None and inference.cost_usd is None
 
 
-def test_an_overloaded_provider_is_retried_by_the_sdk(fake_anthropic, call):
+def test_an_overloaded_provider_is_retried(fake_anthropic, call):
     fake_anthropic.queue(Reply.error(529), Reply.error(529), ALICE_AT_ACME)
     assert complete(call).facts[0].target == "Acme"
     assert len(fake_anthropic.requests) == 3
@@ -221,8 +223,7 @@ def test_a_timeout_is_a_502(fake_anthropic, call):
         default_model="claude-haiku-5-5",
         api_key=ANTHROPIC_TEST_KEY,
         base_url=fake_anthropic.url,
-        timeout_s=0.2,
-        max_retries=0,
+        retry=replace(RetryPolicy.for_llm(), attempt_timeout_s=0.2, max_attempts=1),
     )
     with pytest.raises(ProviderError, match="timed out"):
         llm.complete(call, "extract", system="s", content=PROMPT, reply_model=Facts)
@@ -234,7 +235,7 @@ def test_an_unreachable_provider_is_a_502(call):
         default_model="claude-haiku-5-5",
         api_key=ANTHROPIC_TEST_KEY,
         base_url="http://127.0.0.1:9",
-        max_retries=0,
+        retry=replace(RetryPolicy.for_llm(), max_attempts=1),
     )
     with pytest.raises(ProviderError, match="could not reach the provider"):
         llm.complete(call, "extract", system="s", content=PROMPT, reply_model=Facts)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from gligabao.ai.embeddings import Embedder
 from gligabao.ai.llm import LLM
+from gligabao.ai.retries import RetryPolicy
 from gligabao.aws.secrets import ProviderKeys, database_url_from_cluster_secret
 from gligabao.db.connection import Database
 from gligabao.errors import NotConfigured
@@ -74,15 +75,21 @@ class Bundle:
         if self._fixed_llm:
             return self._llm
         settings = self.settings
+        llm_retry = RetryPolicy.for_llm(settings.limits)
         if settings.llm_provider == "bedrock":
             return self._client(
-                "llm", "bedrock", lambda _: LLM(provider="bedrock", default_model=settings.llm_model)
+                "llm",
+                "bedrock",
+                lambda _: LLM(provider="bedrock", default_model=settings.llm_model, retry=llm_retry),
             )
         return self._client(
             "llm",
             self.keys.require("ANTHROPIC_API_KEY"),
             lambda key: LLM(
-                api_key=key, default_model=settings.llm_model, base_url=settings.anthropic_base_url
+                api_key=key,
+                default_model=settings.llm_model,
+                base_url=settings.anthropic_base_url,
+                retry=llm_retry,
             ),
         )
 
@@ -99,6 +106,7 @@ class Bundle:
                 model=settings.embedding_model,
                 dimensions=settings.embedding_dimensions,
                 base_url=settings.openai_base_url,
+                retry=RetryPolicy.for_embeddings(settings.limits),
             ),
         )
 

@@ -83,6 +83,21 @@ class Limits(BaseModel):
             raise ValueError(f"must be at least GB_READBACK_PAGE_DEFAULT ({default})")
         return value
 
+    # --- model providers: retries and time (ai/retries.py) -------------------------------------
+    provider_max_attempts: int = Field(3, gt=0, description="attempts of one model call, the first included")
+    provider_backoff_base_s: float = Field(
+        0.5, ge=0, description="wait before the first retry, doubled after"
+    )
+    provider_max_wait_s: float = Field(
+        10.0, ge=0, description="longest wait before a retry (retry-after too)"
+    )
+    llm_attempt_timeout_s: float = Field(60.0, gt=0, description="one LLM attempt at most")
+    embeddings_attempt_timeout_s: float = Field(10.0, gt=0, description="one embeddings attempt at most")
+    provider_min_attempt_s: float = Field(1.0, gt=0, description="an attempt with less time left is not made")
+    provider_deadline_margin_s: float = Field(
+        2.0, ge=0, description="kept before the Lambda's end to record a failed call and answer 502"
+    )
+
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
         """The defaults, with each `GB_<NAME>` of `env` instead (validated: a bad value is an error)."""

@@ -1,32 +1,58 @@
 """Embeddings from OpenAI's Embeddings API: one request for all the texts of a call.
 
-Requests are split only where the provider's per-request limits force it. Each
-request records an `Inference`, failed ones too. The SDK is imported on first use.
+Requests are split only where the provider's per-request limits force it. Each request records
+one `Inference` (its retries included: ai/retries.py), failed ones too. The SDK sends the
+requests; the reply's body is read and checked here (`EmbeddingsReply`): every vector there, of
+the configured size, of finite numbers, or a 502 saying what is wrong. The SDK is imported on
+first use.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import math
+import struct
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Annotated, Any
+
+from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict
 
 from gligabao.ai.prices import cost_usd
+from gligabao.ai.replies import parsed_reply
+from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries, connection_failure, status_failure
 from gligabao.errors import GbError, ProviderError
 from gligabao.observability.inferences import CallContext, Inference
-
-if TYPE_CHECKING:
-    from openai.types import CreateEmbeddingResponse
 
 STAGE_HEADER = "x-gligabao-stage"
 MAX_INPUTS_PER_REQUEST = 2048
 MAX_TOKENS_PER_REQUEST = 300_000
 # No tokenizer in the Lambda: one token per 3 characters overestimates English and most prose.
 CHARS_PER_TOKEN = 3
-MAX_RETRIES = 2
-DEFAULT_TIMEOUT_S = 30.0
-MIN_TIMEOUT_S = 1.0
-DEADLINE_MARGIN_S = 2.0
+# Vectors travel as base64 of little-endian float32 (a quarter of the JSON of the numbers).
+ENCODING_FORMAT = "base64"
+FLOAT32 = struct.Struct("<f")
+
+Number = Annotated[float, Strict(), AllowInfNan(False)]  # not a string, a boolean or NaN
+
+
+class EmbeddingItem(BaseModel):
+    index: int = Field(ge=0)
+    embedding: str | list[Number]  # base64 as asked; a provider answering numbers is read too
+
+
+class EmbeddingsUsage(BaseModel):
+    prompt_tokens: int = Field(ge=0)
+
+
+class EmbeddingsReply(BaseModel):
+    """What gligabao reads of an Embeddings API reply; anything else in it is ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    data: list[EmbeddingItem]
+    usage: EmbeddingsUsage
 
 
 class Embedder:
@@ -39,14 +65,12 @@ class Embedder:
         model: str,
         dimensions: int,
         base_url: str | None = None,
-        max_retries: int = MAX_RETRIES,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry: RetryPolicy | None = None,
     ):
         self.model = model
         self.dimensions = dimensions
+        self.retry = retry or RetryPolicy.for_embeddings()
         self._base_url = base_url
-        self.max_retries = max_retries
-        self.timeout_s = timeout_s
         self._api_key = api_key
 
     def __repr__(self) -> str:  # never the key
@@ -56,11 +80,15 @@ class Embedder:
     def client(self) -> Any:
         import openai
 
+        from gligabao.ai.transport import deadline_bound_client
+
+        # No retries of the SDK's own: ai/retries.py retries, within the deadline.
         return openai.OpenAI(
             api_key=self._api_key,
             base_url=self._base_url,
-            max_retries=self.max_retries,
-            timeout=self.timeout_s,
+            max_retries=0,
+            timeout=self.retry.attempt_timeout_s,
+            http_client=deadline_bound_client(openai.DefaultHttpxClient),
         )
 
     def embed(
@@ -79,65 +107,83 @@ class Embedder:
         self, call: CallContext, batch: list[str], stage: str, deadline: float | None
     ) -> list[list[float]]:
         started = time.monotonic()
-        response = None
+        reply = None
         try:
-            response = self._send(batch, stage, self._timeout_s(deadline))
-            vectors = self._checked_vectors(response, len(batch))
+            reply = call_with_retries(
+                lambda timeout_s: self._send(batch, stage, timeout_s),
+                policy=self.retry,
+                deadline=deadline,
+                failure_of=failure_of,
+                what="embeddings call",
+            ).value
+            vectors = checked_vectors(reply, len(batch), self.dimensions)
         except Exception as error:
-            call.record(self._inference(stage, response, started, error=_short_error(error)))
+            call.record(self._inference(stage, reply, started, error=_short_error(error)))
             raise
-        call.record(self._inference(stage, response, started))
+        call.record(self._inference(stage, reply, started))
         return vectors
 
-    def _send(self, batch: list[str], stage: str, timeout_s: float) -> CreateEmbeddingResponse:
-        import openai
-
-        options: dict[str, Any] = {"extra_headers": {STAGE_HEADER: stage}, "timeout": timeout_s}
+    def _send(self, batch: list[str], stage: str, timeout_s: float) -> EmbeddingsReply:
+        """One attempt: the SDK's errors propagate (to be retried or not); a 200 whose body is not
+        an Embeddings reply is a ProviderError at once."""
+        options: dict[str, Any] = {
+            "extra_headers": {STAGE_HEADER: stage},
+            "timeout": timeout_s,
+            "encoding_format": ENCODING_FORMAT,
+        }
         if accepts_dimensions(self.model):
             options["dimensions"] = self.dimensions
-        try:
-            return self.client.embeddings.create(input=batch, model=self.model, **options)
-        except openai.OpenAIError as error:
-            # Not chained: the SDK's error quotes the provider's reply, which may quote the texts.
-            raise provider_error(error) from None
-        except ValueError:  # the SDK's own check of the reply: "No embedding data received"
-            raise ProviderError("embeddings call failed: the reply held no vectors") from None
-
-    def _checked_vectors(self, response: CreateEmbeddingResponse, expected: int) -> list[list[float]]:
-        data = sorted(response.data, key=lambda item: item.index)
-        if [item.index for item in data] != list(range(expected)):
-            raise ProviderError(f"embeddings reply held {len(data)} vectors for {expected} texts")
-        wrong = next((item for item in data if len(item.embedding) != self.dimensions), None)
-        if wrong is not None:
-            raise ProviderError(
-                f"embeddings reply had {len(wrong.embedding)} dimensions, expected {self.dimensions}"
-            )
-        return [list(item.embedding) for item in data]
-
-    def _timeout_s(self, deadline: float | None) -> float:
-        if deadline is None:
-            return self.timeout_s
-        left = deadline - time.monotonic() - DEADLINE_MARGIN_S
-        if left < MIN_TIMEOUT_S:
-            raise ProviderError("embeddings call not made: no time left before the deadline")
-        return min(self.timeout_s, left)
+        raw = self.client.embeddings.with_raw_response.create(input=batch, model=self.model, **options)
+        return embeddings_reply(raw.http_response.content)
 
     def _inference(
-        self, stage: str, response: CreateEmbeddingResponse | None, started: float, error: str | None = None
+        self, stage: str, reply: EmbeddingsReply | None, started: float, error: str | None = None
     ) -> Inference:
-        input_tokens = response.usage.prompt_tokens if response is not None else None
+        input_tokens = reply.usage.prompt_tokens if reply is not None else None
         return Inference(
             stage=stage,
             model=self.model,
             reasoning=None,
             input_tokens=input_tokens,
-            output_tokens=0 if response is not None else None,
+            output_tokens=0 if reply is not None else None,
             thinking_tokens=None,
-            cost_usd=cost_usd(self.model, input_tokens, 0) if response is not None else None,
+            cost_usd=cost_usd(self.model, input_tokens, 0) if reply is not None else None,
             duration_ms=round((time.monotonic() - started) * 1000),
             ok=error is None,
             error=error,
         )
+
+
+def embeddings_reply(body: bytes) -> EmbeddingsReply:
+    return parsed_reply(body, EmbeddingsReply, "embeddings reply was not an Embeddings API reply")
+
+
+def checked_vectors(reply: EmbeddingsReply, expected: int, dimensions: int) -> list[list[float]]:
+    """One vector per text, in the texts' order, each of `dimensions` finite numbers."""
+    data = sorted(reply.data, key=lambda item: item.index)
+    if [item.index for item in data] != list(range(expected)):
+        raise ProviderError(f"embeddings reply held {len(data)} vectors for {expected} texts")
+    vectors = [decoded(item.embedding, item.index) for item in data]
+    wrong = next((vector for vector in vectors if len(vector) != dimensions), None)
+    if wrong is not None:
+        raise ProviderError(f"embeddings reply had {len(wrong)} dimensions, expected {dimensions}")
+    return vectors
+
+
+def decoded(embedding: str | list[float], index: int) -> list[float]:
+    """A vector from its base64 (little-endian float32) or its numbers; finite, or a ProviderError."""
+    if isinstance(embedding, list):
+        return embedding
+    try:
+        raw = base64.b64decode(embedding, validate=True)
+    except binascii.Error:
+        raise ProviderError(f"embeddings reply: vector {index} is not base64") from None
+    if len(raw) % FLOAT32.size:
+        raise ProviderError(f"embeddings reply: vector {index} is not a whole number of float32")
+    vector = [value for (value,) in FLOAT32.iter_unpack(raw)]
+    if not all(math.isfinite(value) for value in vector):
+        raise ProviderError(f"embeddings reply: vector {index} holds a value that is not a finite number")
+    return vector
 
 
 def request_batches(texts: list[str]) -> list[list[str]]:
@@ -166,19 +212,19 @@ def accepts_dimensions(model: str) -> bool:
     return model.startswith("text-embedding-3")
 
 
-def provider_error(error: Exception) -> ProviderError:
-    """A 502 naming what failed; never the key or the texts."""
+def failure_of(error: Exception) -> Failure:
+    """What a failed attempt says, for the retry policy and the 502; never the key or the texts."""
     import openai
 
     if isinstance(error, openai.APITimeoutError):
-        return ProviderError("embeddings call timed out")
+        return Failure("timed out", retryable=True)
     if isinstance(error, openai.APIConnectionError):
-        return ProviderError("embeddings call failed: could not reach the provider")
+        return connection_failure(error)
     if isinstance(error, openai.APIStatusError):
-        kind = f" {error.type}" if isinstance(getattr(error, "type", None), str) else ""
-        request = f" (request {error.request_id})" if getattr(error, "request_id", None) else ""
-        return ProviderError(f"embeddings call failed: HTTP {error.status_code}{kind}{request}")
-    return ProviderError(f"embeddings call failed: {type(error).__name__}")
+        return status_failure(error)
+    if isinstance(error, openai.OpenAIError):
+        return Failure(type(error).__name__, retryable=False)
+    raise error
 
 
 def _short_error(error: Exception) -> str:

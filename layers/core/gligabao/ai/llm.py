@@ -1,7 +1,10 @@
 """The LLM: one structured reply per call, from Anthropic's Messages API or Claude on Amazon Bedrock.
 
-Every call, failed or not, records an `Inference` on the request's `CallContext`.
-The SDK is imported on the first call: importing it costs seconds of cold start.
+Every call, failed or not, records one `Inference` on the request's `CallContext` (its retries
+included: ai/retries.py). The SDK sends the requests; the reply's body is read and checked here
+against what the protocol promises (`MessagesReply`), so a broken reply is a 502 naming the
+problem, never an error of the SDK's unvalidated objects. The SDK is imported on the first call:
+importing it costs seconds of cold start.
 """
 
 from __future__ import annotations
@@ -10,26 +13,57 @@ import functools
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from gligabao.ai.json_reply import NoJsonObject, extract_json_object
 from gligabao.ai.prices import base_model, cost_usd
+from gligabao.ai.replies import parsed_reply, validation_problems
+from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries, connection_failure, status_failure
 from gligabao.errors import GbError, NotConfigured, ProviderError
 from gligabao.observability.inferences import CallContext, Inference
 
 if TYPE_CHECKING:
     import pydantic
-    from anthropic.types import Message, Usage
 
 Reply = TypeVar("Reply", bound="pydantic.BaseModel")
 
 STAGE_HEADER = "x-gligabao-stage"
 THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
-MAX_RETRIES = 2
-DEFAULT_TIMEOUT_S = 60.0
-MIN_TIMEOUT_S = 1.0
-# Left after the call before the Lambda deadline, to record the failure and answer.
-DEADLINE_MARGIN_S = 2.0
 TRUNCATED_STOP_REASONS = ("max_tokens", "model_context_window_exceeded")
-MAX_SCHEMA_PROBLEMS = 3
+
+
+class ContentBlock(BaseModel):
+    """A block of the reply; only text blocks are read (thinking and future kinds are skipped)."""
+
+    type: str
+    text: str | None = None
+
+
+class OutputDetails(BaseModel):
+    thinking_tokens: int | None = Field(None, ge=0)
+
+
+class Usage(BaseModel):
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+    cache_read_input_tokens: int | None = Field(None, ge=0)
+    cache_creation_input_tokens: int | None = Field(None, ge=0)
+    output_tokens_details: OutputDetails | None = None
+
+
+class StopDetails(BaseModel):
+    category: str | None = None
+
+
+class MessagesReply(BaseModel):
+    """What gligabao reads of a Messages API reply; anything else in it is ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    content: list[ContentBlock]
+    stop_reason: str | None
+    stop_details: StopDetails | None = None
+    usage: Usage
 
 
 class LLM:
@@ -42,13 +76,11 @@ class LLM:
         api_key: str | None = None,
         provider: str = "anthropic",
         base_url: str | None = None,
-        max_retries: int = MAX_RETRIES,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry: RetryPolicy | None = None,
     ):
         self.provider = provider
         self.default_model = default_model
-        self.max_retries = max_retries
-        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy.for_llm()
         self._api_key = api_key
         self._base_url = base_url
 
@@ -57,7 +89,7 @@ class LLM:
 
     @functools.cached_property
     def client(self) -> Any:
-        return build_client(self.provider, self._api_key, self._base_url, self.max_retries, self.timeout_s)
+        return build_client(self.provider, self._api_key, self._base_url, self.retry.attempt_timeout_s)
 
     def complete(
         self,
@@ -74,15 +106,22 @@ class LLM:
     ) -> Reply:
         """The model's reply to `content`, validated against `reply_model`.
 
-        `deadline` is a `time.monotonic()` instant the call must end before (the
-        Lambda's remaining time); raises ProviderError (502) on any failure.
+        `deadline` is a `time.monotonic()` instant the call must end before (the Lambda's
+        remaining time): attempts, retries and waits all fit before it. Raises ProviderError
+        (502) on any failure.
         """
         model = model or self.default_model
         started = time.monotonic()
         message = None
         try:
             request = build_request(stage, system, content, reply_model, reasoning, model, max_tokens)
-            message = self._send(stage, request, self._timeout_s(stage, deadline))
+            message = call_with_retries(
+                lambda timeout_s: self._send(stage, request, timeout_s),
+                policy=self.retry,
+                deadline=deadline,
+                failure_of=failure_of,
+                what=f"LLM call of stage {stage}",
+            ).value
             reply = reply_from(message, reply_model, stage)
         except Exception as error:
             call.record(_inference(stage, model, reasoning, message, started, error=_short_error(error)))
@@ -90,38 +129,35 @@ class LLM:
         call.record(_inference(stage, model, reasoning, message, started))
         return reply
 
-    def _send(self, stage: str, request: dict[str, Any], timeout_s: float) -> Message:
-        import anthropic
-
-        try:
-            return self.client.messages.create(**request, timeout=timeout_s)
-        except anthropic.AnthropicError as error:
-            # Not chained: the SDK's error quotes the provider's reply, which may quote the prompt.
-            raise provider_error(error, stage) from None
-
-    def _timeout_s(self, stage: str, deadline: float | None) -> float:
-        if deadline is None:
-            return self.timeout_s
-        left = deadline - time.monotonic() - DEADLINE_MARGIN_S
-        if left < MIN_TIMEOUT_S:
-            raise ProviderError(f"LLM call of stage {stage} not made: no time left before the deadline")
-        return min(self.timeout_s, left)
+    def _send(self, stage: str, request: dict[str, Any], timeout_s: float) -> MessagesReply:
+        """One attempt: the SDK's errors propagate (to be retried or not); a 200 whose body is not
+        a Messages reply is a ProviderError at once."""
+        raw = self.client.messages.with_raw_response.create(**request, timeout=timeout_s)
+        return messages_reply(raw.http_response.content, stage)
 
 
-def build_client(
-    provider: str, api_key: str | None, base_url: str | None, max_retries: int, timeout_s: float
-) -> Any:
+def build_client(provider: str, api_key: str | None, base_url: str | None, timeout_s: float) -> Any:
+    """The SDK's client, without its own retries (ai/retries.py retries, within the deadline)."""
     import anthropic
 
+    from gligabao.ai.transport import deadline_bound_client
+
+    options = {
+        "max_retries": 0,
+        "timeout": timeout_s,
+        "http_client": deadline_bound_client(anthropic.DefaultHttpxClient),
+    }
     try:
         if provider == "bedrock":
             # IAM credentials and the region come from the Lambda's environment.
-            return anthropic.AnthropicBedrock(max_retries=max_retries, timeout=timeout_s)
-        return anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
-        )
+            return anthropic.AnthropicBedrock(**options)
+        return anthropic.Anthropic(api_key=api_key, base_url=base_url, **options)
     except (ValueError, anthropic.AnthropicError) as error:  # e.g. Bedrock without a region
         raise NotConfigured(f"LLM not configured: {error}") from None
+
+
+def messages_reply(body: bytes, stage: str) -> MessagesReply:
+    return parsed_reply(body, MessagesReply, f"LLM reply of stage {stage} was not a Messages API reply")
 
 
 def build_request(
@@ -167,15 +203,13 @@ def json_schema_format(reply_model: type[pydantic.BaseModel]) -> dict[str, Any]:
     return {"type": "json_schema", "schema": anthropic.transform_schema(reply_model)}
 
 
-def reply_from(message: Message, reply_model: type[Reply], stage: str) -> Reply:
+def reply_from(message: MessagesReply, reply_model: type[Reply], stage: str) -> Reply:
     """The validated reply, or a ProviderError saying why there is none."""
-    from pydantic import ValidationError
-
     if message.stop_reason in TRUNCATED_STOP_REASONS:
         raise ProviderError(f"LLM reply of stage {stage} was truncated ({message.stop_reason})")
     if message.stop_reason == "refusal":
         raise ProviderError(f"LLM refused to answer stage {stage}{_refusal_category(message)}")
-    text = "".join(block.text for block in message.content if block.type == "text")
+    text = "".join(block.text or "" for block in message.content if block.type == "text")
     if not text.strip():
         raise ProviderError(f"LLM reply of stage {stage} was empty")
     try:
@@ -185,41 +219,29 @@ def reply_from(message: Message, reply_model: type[Reply], stage: str) -> Reply:
     try:
         return reply_model.model_validate(data)
     except ValidationError as error:
-        problems = _schema_problems(error)
+        problems = validation_problems(error)
         raise ProviderError(f"LLM reply of stage {stage} did not fit its schema: {problems}") from None
 
 
-def provider_error(error: Exception, stage: str) -> ProviderError:
-    """A 502 naming what failed; never the key or the prompt (the provider's own message may quote either)."""
+def failure_of(error: Exception) -> Failure:
+    """What a failed attempt says, for the retry policy and the 502; never the key or the prompt
+    (the provider's own message may quote either, so it is never used)."""
     import anthropic
 
     if isinstance(error, anthropic.APITimeoutError):
-        return ProviderError(f"LLM call of stage {stage} timed out")
+        return Failure("timed out", retryable=True)
     if isinstance(error, anthropic.APIConnectionError):
-        return ProviderError(f"LLM call of stage {stage} failed: could not reach the provider")
+        return connection_failure(error)
     if isinstance(error, anthropic.APIStatusError):
-        return ProviderError(f"LLM call of stage {stage} failed: {_status_summary(error)}")
-    return ProviderError(f"LLM call of stage {stage} failed: {type(error).__name__}")
+        return status_failure(error)
+    if isinstance(error, anthropic.AnthropicError):
+        return Failure(type(error).__name__, retryable=False)
+    raise error
 
 
-def _status_summary(error: Any) -> str:
-    kind = f" {error.type}" if isinstance(error.type, str) else ""
-    request = f" (request {error.request_id})" if error.request_id else ""
-    return f"HTTP {error.status_code}{kind}{request}"
-
-
-def _refusal_category(message: Message) -> str:
-    category = getattr(message.stop_details, "category", None)
+def _refusal_category(message: MessagesReply) -> str:
+    category = message.stop_details.category if message.stop_details is not None else None
     return f" ({category})" if category else ""
-
-
-def _schema_problems(error: pydantic.ValidationError) -> str:
-    problems = [
-        f"{'.'.join(str(part) for part in problem['loc']) or 'reply'}: {problem['msg']}"
-        for problem in error.errors(include_input=False, include_url=False)
-    ]
-    more = len(problems) - MAX_SCHEMA_PROBLEMS
-    return "; ".join(problems[:MAX_SCHEMA_PROBLEMS]) + (f" (and {more} more)" if more > 0 else "")
 
 
 def _short_error(error: Exception) -> str:
@@ -227,7 +249,12 @@ def _short_error(error: Exception) -> str:
 
 
 def _inference(
-    stage: str, model: str, reasoning: str, message: Message | None, started: float, error: str | None = None
+    stage: str,
+    model: str,
+    reasoning: str,
+    message: MessagesReply | None,
+    started: float,
+    error: str | None = None,
 ) -> Inference:
     usage = message.usage if message is not None else None
     input_tokens = _input_tokens(usage)
@@ -254,5 +281,5 @@ def _input_tokens(usage: Usage | None) -> int | None:
 
 
 def _thinking_tokens(usage: Usage | None) -> int | None:
-    details = getattr(usage, "output_tokens_details", None)
-    return getattr(details, "thinking_tokens", None)
+    details = usage.output_tokens_details if usage is not None else None
+    return details.thinking_tokens if details is not None else None
