@@ -300,3 +300,49 @@ def test_a_fact_without_both_ends_creates_neither_end():
 
     assert graph.entities == []
     assert graph.facts == []
+
+
+def test_a_name_longer_than_200_characters_is_cut_there_and_its_facts_kept():
+    endless = "Alice " + "x" * 10_000
+    graph = merge_extractions([piece([entity(endless)], [edge(endless, "works_at", "Acme")])], REFERENCE_TIME)
+
+    [alice, acme] = graph.entities
+    assert alice.name == endless[:200] and len(alice.normalized_name) == 200
+    assert triples(graph) == [(endless[:200], "works_at", "Acme")]
+    assert acme.name == "Acme"
+
+
+def test_a_name_that_grows_under_normalization_is_compared_on_200_characters():
+    # NFKC turns U+FDFA into 18 characters: the normalized name must stay within the index.
+    graph = merge_extractions([piece([entity("\ufdfa" * 200)])], REFERENCE_TIME)
+
+    [entity_] = graph.entities
+    assert len(entity_.name) == 200 and len(entity_.normalized_name) == 200
+
+
+def test_control_characters_are_removed_from_what_the_model_wrote():
+    graph = merge_extractions(
+        [
+            piece(
+                [entity("Al\x01i\x07ce\x1b", "per\x00son", "an engi\x7fneer")],
+                [edge("Alice", "works_at", "Ac\x9bme", "Alice works\x08 at Acme.")],
+            )
+        ],
+        REFERENCE_TIME,
+    )
+
+    assert [(e.name, e.type, e.description) for e in graph.entities] == [
+        ("Alice", "person", "an engineer"),
+        ("Acme", "unknown", ""),
+    ]
+    assert graph.facts[0].description == "Alice works at Acme."
+
+
+@pytest.mark.parametrize("name", ["", "   ", "\x00", "\x01\x02", "\n\t"])
+def test_a_name_with_nothing_printable_is_no_entity_and_its_facts_are_dropped(name):
+    graph = merge_extractions(
+        [piece([entity(name), entity("Acme")], [edge(name, "works_at", "Acme")])], REFERENCE_TIME
+    )
+
+    assert [e.name for e in graph.entities] == ["Acme"]
+    assert graph.facts == []

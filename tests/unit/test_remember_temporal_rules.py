@@ -47,7 +47,20 @@ def test_fact_period_rules():
 
 @pytest.mark.parametrize(
     "text",
-    ["unknown", "None", "NULL", "  ", "2023-13-01", "2023-02-30", "last year", "2023/01/01"],
+    [
+        "unknown",
+        "None",
+        "NULL",
+        "  ",
+        "2023-13-01",
+        "2023-02-30",
+        "last year",
+        "2023/01/01",
+        "0000-01-01T00:00:00Z",  # year 0
+        "99999-01-01T00:00:00Z",
+        "0001-01-01T00:00:00+01:00",  # year 0 in UTC
+        "9999-12-31T23:00:00-05:00",  # year 10000 in UTC
+    ],
 )
 def test_a_time_a_model_could_not_give_is_no_time(text):
     assert parse_fact_time(text) is None

@@ -31,6 +31,9 @@ class Limits(BaseModel):
     entity_match_similarity: float = Field(0.75, ge=-1, le=1, description="cosine: the same entity")
     fact_candidate_similarity: float = Field(0.75, ge=-1, le=1, description="cosine: a fact to compare")
     max_fact_candidates: int = Field(50, gt=0, description="live facts shown to the resolve stage")
+    entity_name_max_chars: int = Field(
+        200, gt=0, le=500, description="a longer entity name from the model is cut to this many characters"
+    )
 
     # --- query: keywords (seeds/query.md, step 1) ---------------------------------------------
     max_query_terms: int = Field(12, gt=0, description="terms of the question kept")

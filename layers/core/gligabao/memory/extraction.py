@@ -12,11 +12,13 @@ from datetime import datetime
 
 from gligabao.ai.prompts.extract import EXTRACT_MAX_TOKENS, ChunkExtraction, Extraction, extract_prompt
 from gligabao.ai.stages import level_for
+from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.names import normalized_name
 from gligabao.memory.temporal import fact_period, parse_fact_time
 from gligabao.observability.inferences import CallContext
 
 UNKNOWN_TYPE = "unknown"
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 FALLBACK_RELATION = "related_to"
 
 
@@ -99,15 +101,22 @@ def extract(
         return list(pool.map(extract_piece, range(len(pieces))))
 
 
-def merge_extractions(extractions: Sequence[Extraction], reference_time: datetime) -> TextGraph:
+def merge_extractions(
+    extractions: Sequence[Extraction],
+    reference_time: datetime,
+    *,
+    name_max_chars: int = DEFAULT_LIMITS.entity_name_max_chars,
+) -> TextGraph:
     """The entities and facts of all pieces, each once: entities by normalized name, facts by
-    (source, target, relation). An edge naming an entity the extraction did not list creates it."""
+    (source, target, relation). An edge naming an entity the extraction did not list creates it.
+    A name longer than `name_max_chars` is cut there (no name is that long: a model wrote
+    something else into it; and a name must fit the database's index of names)."""
     entities: dict[str, TextEntity] = {}
     facts: dict[tuple[str, str, str], TextFact] = {}
 
     def entity(name: str, type_: str, description: str, piece: int) -> TextEntity | None:
-        name = " ".join(name.split())
-        key = normalized_name(name)
+        name = " ".join(name.split())[:name_max_chars].rstrip()
+        key = normalized_name(name)[:name_max_chars]  # NFKC may lengthen it (U+FDFA: 18 characters)
         if not key:
             return None
         found = entities.get(key)
@@ -167,5 +176,6 @@ def _summary(extraction: Extraction) -> str | None:
 
 
 def _clean(text: str) -> str:
-    """A model's string without NUL characters, which PostgreSQL text cannot hold."""
-    return text.replace("\x00", "")
+    """A model's string without control characters (NUL, which PostgreSQL text cannot hold,
+    escapes that would reach terminals and prompts); tabs and line breaks stay."""
+    return _CONTROL.sub("", text)

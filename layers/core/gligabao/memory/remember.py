@@ -95,7 +95,9 @@ def remember_text(
             concurrency=memory.limits.extract_concurrency,
             deadline=deadline,
         )
-        graph = merge_extractions(extractions, reference_time)
+        graph = merge_extractions(
+            extractions, reference_time, name_max_chars=memory.limits.entity_name_max_chars
+        )
         vectors = embed(embedder, op.call, graph, chunks, deadline)
         judgement = judge_facts(memory, op.call, request, graph, vectors, reference_time, now, deadline)
         return store(memory, op, request, graph, chunks, vectors, judgement, reference_time)

@@ -33,7 +33,10 @@ def parse_fact_time(value: str | None) -> datetime | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is in year 0 in UTC, which no datetime holds
+        return None
 
 
 def fact_period(
