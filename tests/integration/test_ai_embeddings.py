@@ -124,7 +124,7 @@ def test_a_vector_of_the_wrong_dimension_is_a_502(fake_openai, call):
 
 def test_a_server_error_after_the_retries_is_a_502_and_is_recorded_once(fake_openai, call):
     fake_openai.fail(500, times=3)
-    with pytest.raises(ProviderError, match="HTTP 500 server_error .* after 3 attempts") as raised:
+    with pytest.raises(ProviderError, match=r"HTTP 500 server_error .* after 3 attempts") as raised:
         embed(call, TEXTS)
     assert raised.value.status == 502
     assert len(fake_openai.requests) == 3  # the first try and two retries

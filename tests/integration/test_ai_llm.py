@@ -190,7 +190,7 @@ def test_a_reply_not_fitting_the_schema_is_a_502_naming_the_field(fake_anthropic
 
 def test_a_server_error_after_the_retries_is_a_502_and_is_recorded_once(fake_anthropic, call):
     fake_anthropic.queue(Reply.error(500), times=3)
-    with pytest.raises(ProviderError, match="HTTP 500 api_error .* after 3 attempts") as raised:
+    with pytest.raises(ProviderError, match=r"HTTP 500 api_error .* after 3 attempts") as raised:
         complete(call)
     assert raised.value.status == 502
     assert (
