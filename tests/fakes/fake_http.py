@@ -51,7 +51,7 @@ class Fault:
     """What goes wrong with one reply. Without `status` and `raw` the normal reply is sent, altered."""
 
     status: int | None = None  # the provider's error reply with this status
-    headers: dict[str, str] = field(default_factory=dict)  # added to the reply
+    headers: dict[str, str | None] = field(default_factory=dict)  # added to the reply; None removes
     raw: bytes | None = None  # the body, verbatim (200 unless `status` says otherwise)
     hang: bool = False  # read the request and never answer
     reset_before_reply: bool = False  # close with a TCP reset before any byte of the reply
@@ -62,12 +62,14 @@ class Fault:
 
     @classmethod
     def error(
-        cls, status: int, *, retry_after: str | None = None, retry_after_ms: str | None = None
+        cls, status: int, *, retry_after: str | None = None, retry_after_ms: str | None = None, **headers: str
     ) -> Fault:
-        headers = {"retry-after": retry_after} if retry_after is not None else {}
-        if retry_after_ms is not None:
-            headers["retry-after-ms"] = retry_after_ms
-        return cls(status=status, headers=headers)
+        """The provider's error, asking for `retry_after` (seconds) or `retry_after_ms` instead of the
+        fakes' usual 1 ms; other headers by keyword (x_should_retry="false")."""
+        named: dict[str, str | None] = {name.replace("_", "-"): value for name, value in headers.items()}
+        if retry_after is not None or retry_after_ms is not None:
+            named |= {"retry-after": retry_after, "retry-after-ms": retry_after_ms}
+        return cls(status=status, headers=named)
 
     @classmethod
     def never_answer(cls) -> Fault:
@@ -154,6 +156,7 @@ class FakeServer:
         else:
             response = self.handle(request)
         headers = {**(response.headers or {}), **fault.headers}
+        headers = {name: value for name, value in headers.items() if value is not None}
         return replace(response, headers=headers, delay_s=response.delay_s + fault.delay_s)
 
 

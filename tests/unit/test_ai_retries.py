@@ -1,0 +1,213 @@
+"""The retry policy of every provider call (ai/retries.py): what is retried, how long it waits,
+how long an attempt may take, all before the deadline. Attempts here are plain functions."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import replace
+
+import pytest
+
+from gligabao.ai.retries import (
+    Failure,
+    RetryPolicy,
+    call_with_retries,
+    current_attempt_deadline,
+    retry_after_s,
+    should_retry_status,
+)
+from gligabao.errors import ProviderError
+from gligabao.limits import DEFAULT_LIMITS
+
+POLICY = replace(RetryPolicy.for_llm(), backoff_base_s=0.01)
+
+
+class Unavailable(Exception):
+    """A failure the provider may get over (a 503, a reset)."""
+
+    def __init__(self, retry_after_s: float | None = None):
+        self.retry_after_s = retry_after_s
+
+
+class Refused(Exception):
+    """A failure that trying again cannot change (a 400)."""
+
+
+def failure_of(error: Exception) -> Failure:
+    if isinstance(error, Unavailable):
+        return Failure("HTTP 503", retryable=True, retry_after_s=error.retry_after_s)
+    if isinstance(error, Refused):
+        return Failure("HTTP 400", retryable=False)
+    raise error
+
+
+class Attempts:
+    """An attempt function failing with `failures`, in order, then answering "ok"."""
+
+    def __init__(self, *failures: Exception):
+        self.failures = list(failures)
+        self.timeouts: list[float] = []
+        self.deadlines: list[float | None] = []
+
+    def __call__(self, timeout_s: float) -> str:
+        self.timeouts.append(timeout_s)
+        self.deadlines.append(current_attempt_deadline())
+        if self.failures:
+            raise self.failures.pop(0)
+        return "ok"
+
+
+def run(send, *, policy=POLICY, deadline=None):
+    return call_with_retries(send, policy=policy, deadline=deadline, failure_of=failure_of, what="test call")
+
+
+def test_the_defaults_are_three_attempts_and_two_seconds_kept_before_the_deadline():
+    llm, embeddings = RetryPolicy.for_llm(), RetryPolicy.for_embeddings()
+    assert (llm.max_attempts, llm.attempt_timeout_s, embeddings.attempt_timeout_s) == (3, 60.0, 10.0)
+    assert (llm.deadline_margin_s, llm.min_attempt_s, llm.backoff_base_s, llm.max_wait_s) == (
+        2.0,
+        1.0,
+        0.5,
+        10.0,
+    )
+
+
+def test_the_policy_comes_from_the_limits():
+    limits = DEFAULT_LIMITS.model_copy(update={"provider_max_attempts": 5, "llm_attempt_timeout_s": 20.0})
+    assert (RetryPolicy.for_llm(limits).max_attempts, RetryPolicy.for_llm(limits).attempt_timeout_s) == (
+        5,
+        20.0,
+    )
+
+
+def test_an_attempt_takes_the_configured_timeout_or_the_time_left_less_the_margin():
+    assert POLICY.attempt_timeout(None, now=100.0) == 60.0
+    assert POLICY.attempt_timeout(200.0, now=100.0) == 60.0
+    assert POLICY.attempt_timeout(129.0, now=100.0) == 27.0  # a Lambda of 29 s
+    assert POLICY.attempt_timeout(103.0, now=100.0) == 1.0
+    assert POLICY.attempt_timeout(102.9, now=100.0) is None  # less than a minimal attempt
+
+
+def test_backoff_doubles_with_jitter_and_never_exceeds_the_longest_wait():
+    policy = replace(POLICY, backoff_base_s=0.5, max_wait_s=10.0)
+    for retry, full in [(1, 0.5), (2, 1.0), (3, 2.0), (10, 10.0)]:
+        waits = [policy.backoff(retry) for _ in range(200)]
+        assert all(full / 2 <= wait <= full for wait in waits)
+        assert max(waits) - min(waits) > full / 10  # jittered, not one value
+
+
+def test_a_wait_fits_when_a_minimal_attempt_and_the_margin_still_fit_after_it():
+    assert POLICY.fits(5.0, deadline=108.0, now=100.0)  # 5 + 1 + 2 = 8
+    assert not POLICY.fits(5.1, deadline=108.0, now=100.0)
+    assert POLICY.fits(9.0, deadline=None, now=100.0)
+    assert not POLICY.fits(10.5, deadline=None, now=100.0)  # longer than the longest wait
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after": "1.5"}, 1.5),
+        ({"retry-after-ms": "100", "retry-after": "30"}, 0.1),  # the precise one first
+        ({"retry-after": "soon"}, None),
+        ({"retry-after": "-4"}, None),
+        ({"retry-after-ms": "nan"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_is_read_in_milliseconds_or_seconds(headers, seconds):
+    assert retry_after_s(headers) == (pytest.approx(seconds) if seconds is not None else None)
+
+
+def test_retry_after_may_be_an_http_date():
+    in_ten_seconds = email.utils.formatdate(time.time() + 10, usegmt=True)
+    assert retry_after_s({"retry-after": in_ten_seconds}) == pytest.approx(10, abs=1.5)
+    assert retry_after_s({"retry-after": email.utils.formatdate(time.time() - 60, usegmt=True)}) == 0.0
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504, 529])
+def test_statuses_that_may_pass_on_their_own_are_retried(status):
+    assert should_retry_status(status, {})
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
+def test_statuses_that_cannot_change_are_not_retried(status):
+    assert not should_retry_status(status, {})
+
+
+def test_the_providers_x_should_retry_header_wins():
+    assert not should_retry_status(503, {"x-should-retry": "false"})
+    assert should_retry_status(400, {"x-should-retry": "true"})
+
+
+def test_a_call_is_retried_until_it_succeeds():
+    send = Attempts(Unavailable(), Unavailable())
+    result = run(send)
+    assert (result.value, result.attempts) == ("ok", 3)
+
+
+def test_attempts_are_bounded_and_the_502_says_how_many_were_made():
+    send = Attempts(*[Unavailable()] * 5)
+    with pytest.raises(ProviderError) as raised:
+        run(send)
+    assert raised.value.status == 502
+    assert raised.value.message == "test call failed: HTTP 503 after 3 attempts"
+    assert len(send.timeouts) == 3
+
+
+def test_a_failure_that_cannot_change_is_not_retried():
+    send = Attempts(Refused())
+    with pytest.raises(ProviderError, match="^test call failed: HTTP 400$"):
+        run(send)
+    assert len(send.timeouts) == 1
+
+
+def test_a_reply_that_is_not_what_the_protocol_promises_is_final():
+    send = Attempts(ProviderError("reply was not JSON"))
+    with pytest.raises(ProviderError, match="^reply was not JSON$"):
+        run(send)
+    assert len(send.timeouts) == 1
+
+
+def test_a_bug_is_not_taken_for_a_provider_failure():
+    send = Attempts(KeyError("oops"))
+    with pytest.raises(KeyError):
+        run(send)
+
+
+def test_the_providers_retry_after_is_honoured_when_it_fits():
+    send = Attempts(Unavailable(retry_after_s=0.3))
+    started = time.monotonic()
+    assert run(send, deadline=time.monotonic() + 10).attempts == 2
+    assert time.monotonic() - started >= 0.3
+
+
+def test_a_retry_after_past_the_deadline_fails_the_call_at_once():
+    send = Attempts(Unavailable(retry_after_s=30))
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as raised:
+        run(send, deadline=time.monotonic() + 20)
+    assert time.monotonic() - started < 0.5
+    assert raised.value.message == (
+        "test call failed: HTTP 503; it asked to retry after 30 s, no time left to retry"
+    )
+    assert len(send.timeouts) == 1
+
+
+def test_no_attempt_is_made_without_time_for_a_minimal_one():
+    send = Attempts()
+    with pytest.raises(ProviderError, match="^test call not made: no time left before the deadline$"):
+        run(send, deadline=time.monotonic() + 2.5)
+    assert send.timeouts == []
+
+
+def test_each_attempt_gets_the_time_left_less_the_margin_and_runs_under_its_own_deadline():
+    send = Attempts(Unavailable())
+    deadline = time.monotonic() + 10
+    run(send, deadline=deadline)
+    first, second = send.timeouts
+    assert 7.9 < first <= 8.0 and second <= first
+    assert all(d is not None and d <= deadline - POLICY.deadline_margin_s + 0.01 for d in send.deadlines)
+    assert current_attempt_deadline() is None  # cleared after the call
