@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 from conftest import reconfigure
-from fakes.fake_http import Fault, FakeServer
+from fakes.fake_http import FakeServer, Fault
 from pydantic import BaseModel
 
 from gligabao import bootstrap

@@ -159,14 +159,14 @@ def test_attempts_are_bounded_and_the_502_says_how_many_were_made():
 
 def test_a_failure_that_cannot_change_is_not_retried():
     send = Attempts(Refused())
-    with pytest.raises(ProviderError, match="^test call failed: HTTP 400$"):
+    with pytest.raises(ProviderError, match=r"^test call failed: HTTP 400$"):
         run(send)
     assert len(send.timeouts) == 1
 
 
 def test_a_reply_that_is_not_what_the_protocol_promises_is_final():
     send = Attempts(ProviderError("reply was not JSON"))
-    with pytest.raises(ProviderError, match="^reply was not JSON$"):
+    with pytest.raises(ProviderError, match=r"^reply was not JSON$"):
         run(send)
     assert len(send.timeouts) == 1
 
@@ -198,7 +198,7 @@ def test_a_retry_after_past_the_deadline_fails_the_call_at_once():
 
 def test_no_attempt_is_made_without_time_for_a_minimal_one():
     send = Attempts()
-    with pytest.raises(ProviderError, match="^test call not made: no time left before the deadline$"):
+    with pytest.raises(ProviderError, match=r"^test call not made: no time left before the deadline$"):
         run(send, deadline=time.monotonic() + 2.5)
     assert send.timeouts == []
 
