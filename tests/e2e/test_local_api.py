@@ -32,7 +32,6 @@ def test_wrong_method_is_405(api, method, path):
     ("method", "path", "feature"),
     [
         ("GET", "/v1/gb/graph?user_id=u1", "graph"),
-        ("DELETE", "/v1/gb/edges/1?user_id=u1", "forget"),
     ],
 )
 def test_features_not_built_yet_answer_501(api, method, path, feature):

@@ -1,0 +1,221 @@
+"""The queries of forget: deleting an artifact, an entity or an edge of a user's dataset, and
+what only it held.
+
+A forget is two statements in one transaction: the first finds the row's dataset among the
+user's and locks the dataset's row (the lock remember's store takes, so a forget and a store of
+one dataset run one after the other, and each sees the other's rows whole); the second, run
+after the lock with a fresh snapshot, deletes everything at once and counts it. Every statement
+is filtered by the user's dataset, whatever row-level security does besides.
+
+The rule every forget ends with: an entity stays while an artifact mentions it or an edge
+touches it. Only the entities the forget touched are judged by it (the forgotten artifact's,
+the deleted edges' endpoints), never the rest of the dataset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import class_row
+
+
+@dataclass(frozen=True)
+class ArtifactOwner:
+    dataset_id: int
+    parent_id: int | None  # set for a chunk: the text it is a part of
+    chunk_index: int | None
+
+
+@dataclass(frozen=True)
+class DeletedRows:
+    artifacts: int  # texts and images
+    chunks: int
+    entities: int
+    edges: int
+    found: bool  # the row named was still there under the lock (another forget may have won)
+
+
+def lock_dataset_of_artifact(
+    conn: psycopg.Connection, user_id: str, artifact_id: int
+) -> ArtifactOwner | None:
+    """The dataset of the user's artifact, its row locked until the transaction ends; None when
+    the user has no such artifact."""
+    return (
+        conn.cursor(row_factory=class_row(ArtifactOwner))
+        .execute(
+            """
+        SELECT d.id AS dataset_id, a.parent_id, a.chunk_index
+        FROM gb_artifacts a
+        JOIN gb_datasets d ON d.id = a.dataset_id
+        WHERE a.id = %s AND d.user_id = %s
+        FOR NO KEY UPDATE OF d
+        """,
+            [artifact_id, user_id],
+        )
+        .fetchone()
+    )
+
+
+def lock_dataset_of_entity(conn: psycopg.Connection, user_id: str, entity_id: int) -> int | None:
+    return _lock_dataset_of(conn, "gb_entities", user_id, entity_id)
+
+
+def lock_dataset_of_edge(conn: psycopg.Connection, user_id: str, edge_id: int) -> int | None:
+    return _lock_dataset_of(conn, "gb_edges", user_id, edge_id)
+
+
+def _lock_dataset_of(conn: psycopg.Connection, table: str, user_id: str, row_id: int) -> int | None:
+    # FOR NO KEY UPDATE conflicts with the no-op update of `datasets.lock_or_create` and not with
+    # the foreign-key checks (KEY SHARE) of other writers, exactly like that lock.
+    row = conn.execute(
+        sql.SQL(
+            """
+        SELECT d.id
+        FROM {table} r
+        JOIN gb_datasets d ON d.id = r.dataset_id
+        WHERE r.id = %s AND d.user_id = %s
+        FOR NO KEY UPDATE OF d
+        """
+        ).format(table=sql.Identifier(table)),
+        [row_id, user_id],
+    ).fetchone()
+    return row["id"] if row else None
+
+
+# An entity of `touched` that nothing holds any more: no artifact outside `forgotten` mentions
+# it and no edge outside `deleted_edges` touches it (the statement's snapshot still sees the
+# rows it deletes, hence the exclusions).
+_NOTHING_HOLDS = """
+    DELETE FROM gb_entities e
+    USING touched t
+    WHERE e.id = t.id AND e.dataset_id = %(dataset_id)s
+      AND NOT EXISTS (SELECT 1 FROM gb_entity_artifacts ea
+                      WHERE ea.entity_id = e.id AND ea.artifact_id NOT IN (SELECT id FROM forgotten))
+      AND NOT EXISTS (SELECT 1 FROM gb_edges g
+                      WHERE (g.source_id = e.id OR g.target_id = e.id)
+                        AND g.id NOT IN (SELECT id FROM deleted_edges))
+    RETURNING e.id
+"""
+
+# Every statement ends with these CTEs: deleted_artifacts, deleted_entities, deleted_edges, and
+# named, the row the caller named (empty when another forget deleted it first).
+_COUNTS = """
+SELECT (SELECT count(*) FROM deleted_artifacts WHERE kind <> 'chunk') AS artifacts,
+       (SELECT count(*) FROM deleted_artifacts WHERE kind = 'chunk') AS chunks,
+       (SELECT count(*) FROM deleted_entities) AS entities,
+       (SELECT count(*) FROM deleted_edges) AS edges,
+       EXISTS (SELECT 1 FROM named) AS found
+"""
+
+# Forgetting an entity or an edge deletes no artifact.
+_NO_ARTIFACT = """
+forgotten AS (SELECT NULL::bigint AS id WHERE false),
+"""
+
+_DELETE_ARTIFACT = f"""
+WITH forgotten AS (  -- the text (or image) and its chunks
+    SELECT id FROM gb_artifacts
+    WHERE dataset_id = %(dataset_id)s
+      AND ((id = %(artifact_id)s AND parent_id IS NULL) OR parent_id = %(artifact_id)s)
+),
+stated AS (  -- the edges a forgotten artifact supports: it first stated them or it is linked to them
+    SELECT g.id, g.artifact_id
+    FROM gb_edges g
+    WHERE g.dataset_id = %(dataset_id)s
+      AND (g.artifact_id IN (SELECT id FROM forgotten)
+           OR g.id IN (SELECT edge_id FROM gb_edge_artifacts WHERE artifact_id IN (SELECT id FROM forgotten)))
+),
+other_support AS (  -- the artifacts that support them and stay
+    SELECT ea.edge_id, ea.artifact_id FROM gb_edge_artifacts ea
+    WHERE ea.edge_id IN (SELECT id FROM stated) AND ea.artifact_id NOT IN (SELECT id FROM forgotten)
+    UNION
+    SELECT id, artifact_id FROM stated
+    WHERE artifact_id IS NOT NULL AND artifact_id NOT IN (SELECT id FROM forgotten)
+),
+deleted_edges AS (  -- what only forgotten artifacts supported
+    DELETE FROM gb_edges g
+    USING stated s
+    WHERE g.id = s.id AND NOT EXISTS (SELECT 1 FROM other_support o WHERE o.edge_id = s.id)
+    RETURNING g.id, g.source_id, g.target_id
+),
+repointed AS (  -- an edge that stays names the first stored of the artifacts still supporting it
+    UPDATE gb_edges g
+    SET artifact_id = o.first_id
+    FROM (SELECT edge_id, min(artifact_id) AS first_id FROM other_support GROUP BY edge_id) o
+    JOIN stated s ON s.id = o.edge_id
+    WHERE g.id = o.edge_id AND s.artifact_id IN (SELECT id FROM forgotten)
+    RETURNING g.id
+),
+touched AS (  -- the entities the forgotten artifacts mention, and the deleted edges' endpoints
+    SELECT entity_id AS id FROM gb_entity_artifacts WHERE artifact_id IN (SELECT id FROM forgotten)
+    UNION SELECT source_id FROM deleted_edges
+    UNION SELECT target_id FROM deleted_edges
+),
+deleted_entities AS ({_NOTHING_HOLDS}),
+deleted_artifacts AS (  -- their provenance links and vectors go with them
+    DELETE FROM gb_artifacts a
+    USING forgotten f
+    WHERE a.id = f.id
+    RETURNING a.id, a.kind
+),
+named AS (SELECT id FROM deleted_artifacts WHERE id = %(artifact_id)s)
+{_COUNTS}
+"""
+
+_DELETE_ENTITY = f"""
+WITH {_NO_ARTIFACT}
+deleted_edges AS (  -- live and superseded
+    DELETE FROM gb_edges
+    WHERE dataset_id = %(dataset_id)s AND (source_id = %(entity_id)s OR target_id = %(entity_id)s)
+    RETURNING id, source_id, target_id
+),
+touched AS (  -- the entity's neighbours, which its edges may have been the only ones to hold
+    SELECT source_id AS id FROM deleted_edges
+    UNION SELECT target_id FROM deleted_edges
+    EXCEPT SELECT %(entity_id)s::bigint
+),
+deleted_neighbours AS ({_NOTHING_HOLDS}),
+named AS (DELETE FROM gb_entities WHERE id = %(entity_id)s AND dataset_id = %(dataset_id)s RETURNING id),
+deleted_entities AS (SELECT id FROM named UNION ALL SELECT id FROM deleted_neighbours),
+deleted_artifacts AS (SELECT NULL::text AS kind WHERE false)
+{_COUNTS}
+"""
+
+_DELETE_EDGE = f"""
+WITH {_NO_ARTIFACT}
+deleted_edges AS (
+    DELETE FROM gb_edges WHERE id = %(edge_id)s AND dataset_id = %(dataset_id)s
+    RETURNING id, source_id, target_id
+),
+touched AS (SELECT source_id AS id FROM deleted_edges UNION SELECT target_id FROM deleted_edges),
+deleted_entities AS ({_NOTHING_HOLDS}),
+deleted_artifacts AS (SELECT NULL::text AS kind WHERE false),
+named AS (SELECT id FROM deleted_edges)
+{_COUNTS}
+"""
+
+
+def delete_artifact(conn: psycopg.Connection, dataset_id: int, artifact_id: int) -> DeletedRows:
+    """Delete a text (or image) and its chunks, the edges only they support and the entities
+    nothing else holds; an edge that stays loses its links to them, and when one of them first
+    stated it, names instead the first stored (lowest id) of the artifacts that still support it."""
+    return _deleted(conn, _DELETE_ARTIFACT, {"dataset_id": dataset_id, "artifact_id": artifact_id})
+
+
+def delete_entity(conn: psycopg.Connection, dataset_id: int, entity_id: int) -> DeletedRows:
+    """Delete an entity, every edge touching it (live and superseded), and the neighbours nothing
+    else holds."""
+    return _deleted(conn, _DELETE_ENTITY, {"dataset_id": dataset_id, "entity_id": entity_id})
+
+
+def delete_edge(conn: psycopg.Connection, dataset_id: int, edge_id: int) -> DeletedRows:
+    """Delete an edge, and its endpoints when nothing else holds them."""
+    return _deleted(conn, _DELETE_EDGE, {"dataset_id": dataset_id, "edge_id": edge_id})
+
+
+def _deleted(conn: psycopg.Connection, statement: str, parameters: dict) -> DeletedRows:
+    # Links to the deleted rows (provenance, sessions, image rows) go by their foreign keys'
+    # cascades, at the end of this same statement.
+    return conn.cursor(row_factory=class_row(DeletedRows)).execute(statement, parameters).fetchone()
