@@ -84,15 +84,19 @@ def _lock_dataset_of(conn: psycopg.Connection, table: str, user_id: str, row_id:
     return row["id"] if row else None
 
 
+# The sets a statement works on (the forgotten artifacts, the edges they support, the entities
+# touched) are arrays, each built once and looked up with `= ANY(...)`: the planner then walks the
+# indexes from the few rows named, where joins on CTEs (whose sizes it cannot know) made it scan
+# whole tables. (The cast makes the subquery one array value, not a set of rows to compare with.)
+
 # An entity of `touched` that nothing holds any more: no artifact outside `forgotten` mentions
 # it and no edge outside `deleted_edges` touches it (the statement's snapshot still sees the
 # rows it deletes, hence the exclusions).
 _NOTHING_HOLDS = """
     DELETE FROM gb_entities e
-    USING touched t
-    WHERE e.id = t.id AND e.dataset_id = %(dataset_id)s
+    WHERE e.id = ANY((SELECT ids FROM touched)::bigint[]) AND e.dataset_id = %(dataset_id)s
       AND NOT EXISTS (SELECT 1 FROM gb_entity_artifacts ea
-                      WHERE ea.entity_id = e.id AND ea.artifact_id NOT IN (SELECT id FROM forgotten))
+                      WHERE ea.entity_id = e.id AND ea.artifact_id <> ALL((SELECT ids FROM forgotten)::bigint[]))
       AND NOT EXISTS (SELECT 1 FROM gb_edges g
                       WHERE (g.source_id = e.id OR g.target_id = e.id)
                         AND g.id NOT IN (SELECT id FROM deleted_edges))
@@ -111,54 +115,58 @@ SELECT (SELECT count(*) FROM deleted_artifacts WHERE kind <> 'chunk') AS artifac
 
 # Forgetting an entity or an edge deletes no artifact.
 _NO_ARTIFACT = """
-forgotten AS (SELECT NULL::bigint AS id WHERE false),
+forgotten AS (SELECT '{}'::bigint[] AS ids),
+deleted_artifacts AS (SELECT NULL::text AS kind WHERE false),
 """
 
 _DELETE_ARTIFACT = f"""
 WITH forgotten AS (  -- the text (or image) and its chunks
-    SELECT id FROM gb_artifacts
+    SELECT coalesce(array_agg(id), '{{}}') AS ids FROM gb_artifacts
     WHERE dataset_id = %(dataset_id)s
       AND ((id = %(artifact_id)s AND parent_id IS NULL) OR parent_id = %(artifact_id)s)
 ),
-stated AS (  -- the edges a forgotten artifact supports: it first stated them or it is linked to them
-    SELECT g.id, g.artifact_id
-    FROM gb_edges g
-    WHERE g.dataset_id = %(dataset_id)s
-      AND (g.artifact_id IN (SELECT id FROM forgotten)
-           OR g.id IN (SELECT edge_id FROM gb_edge_artifacts WHERE artifact_id IN (SELECT id FROM forgotten)))
+stated AS (  -- the edges they support: first stated by one of them, or linked to one
+    SELECT coalesce(array_agg(DISTINCT id), '{{}}') AS ids FROM (
+        SELECT id FROM gb_edges WHERE artifact_id = ANY((SELECT ids FROM forgotten)::bigint[])
+        UNION ALL
+        SELECT edge_id FROM gb_edge_artifacts WHERE artifact_id = ANY((SELECT ids FROM forgotten)::bigint[])
+    ) AS supported
 ),
-other_support AS (  -- the artifacts that support them and stay
-    SELECT ea.edge_id, ea.artifact_id FROM gb_edge_artifacts ea
-    WHERE ea.edge_id IN (SELECT id FROM stated) AND ea.artifact_id NOT IN (SELECT id FROM forgotten)
-    UNION
-    SELECT id, artifact_id FROM stated
-    WHERE artifact_id IS NOT NULL AND artifact_id NOT IN (SELECT id FROM forgotten)
+still_supported AS (  -- those another artifact supports too, with the first stored of those
+    SELECT edge_id, min(artifact_id) AS first_id FROM (
+        SELECT edge_id, artifact_id FROM gb_edge_artifacts WHERE edge_id = ANY((SELECT ids FROM stated)::bigint[])
+        UNION ALL
+        SELECT id, artifact_id FROM gb_edges WHERE id = ANY((SELECT ids FROM stated)::bigint[]) AND artifact_id IS NOT NULL
+    ) AS support
+    WHERE artifact_id <> ALL((SELECT ids FROM forgotten)::bigint[])
+    GROUP BY edge_id
 ),
-deleted_edges AS (  -- what only forgotten artifacts supported
-    DELETE FROM gb_edges g
-    USING stated s
-    WHERE g.id = s.id AND NOT EXISTS (SELECT 1 FROM other_support o WHERE o.edge_id = s.id)
-    RETURNING g.id, g.source_id, g.target_id
+deleted_edges AS (  -- what only the forgotten artifacts supported
+    DELETE FROM gb_edges
+    WHERE id = ANY((SELECT ids FROM stated)::bigint[]) AND dataset_id = %(dataset_id)s
+      AND id NOT IN (SELECT edge_id FROM still_supported)
+    RETURNING id, source_id, target_id
 ),
-repointed AS (  -- an edge that stays names the first stored of the artifacts still supporting it
+repointed AS (  -- an edge that stays, first stated by a forgotten artifact, names another instead
     UPDATE gb_edges g
-    SET artifact_id = o.first_id
-    FROM (SELECT edge_id, min(artifact_id) AS first_id FROM other_support GROUP BY edge_id) o
-    JOIN stated s ON s.id = o.edge_id
-    WHERE g.id = o.edge_id AND s.artifact_id IN (SELECT id FROM forgotten)
+    SET artifact_id = s.first_id
+    FROM still_supported s
+    WHERE g.id = s.edge_id AND g.dataset_id = %(dataset_id)s
+      AND g.artifact_id = ANY((SELECT ids FROM forgotten)::bigint[])
     RETURNING g.id
 ),
 touched AS (  -- the entities the forgotten artifacts mention, and the deleted edges' endpoints
-    SELECT entity_id AS id FROM gb_entity_artifacts WHERE artifact_id IN (SELECT id FROM forgotten)
-    UNION SELECT source_id FROM deleted_edges
-    UNION SELECT target_id FROM deleted_edges
+    SELECT coalesce(array_agg(DISTINCT id), '{{}}') AS ids FROM (
+        SELECT entity_id AS id FROM gb_entity_artifacts WHERE artifact_id = ANY((SELECT ids FROM forgotten)::bigint[])
+        UNION ALL SELECT source_id FROM deleted_edges
+        UNION ALL SELECT target_id FROM deleted_edges
+    ) AS mentioned
 ),
 deleted_entities AS ({_NOTHING_HOLDS}),
-deleted_artifacts AS (  -- their provenance links and vectors go with them
-    DELETE FROM gb_artifacts a
-    USING forgotten f
-    WHERE a.id = f.id
-    RETURNING a.id, a.kind
+deleted_artifacts AS (  -- their provenance links go with them (cascades)
+    DELETE FROM gb_artifacts
+    WHERE id = ANY((SELECT ids FROM forgotten)::bigint[])
+    RETURNING id, kind
 ),
 named AS (SELECT id FROM deleted_artifacts WHERE id = %(artifact_id)s)
 {_COUNTS}
@@ -168,18 +176,18 @@ _DELETE_ENTITY = f"""
 WITH {_NO_ARTIFACT}
 deleted_edges AS (  -- live and superseded
     DELETE FROM gb_edges
-    WHERE dataset_id = %(dataset_id)s AND (source_id = %(entity_id)s OR target_id = %(entity_id)s)
+    WHERE (source_id = %(entity_id)s OR target_id = %(entity_id)s) AND dataset_id = %(dataset_id)s
     RETURNING id, source_id, target_id
 ),
 touched AS (  -- the entity's neighbours, which its edges may have been the only ones to hold
-    SELECT source_id AS id FROM deleted_edges
-    UNION SELECT target_id FROM deleted_edges
-    EXCEPT SELECT %(entity_id)s::bigint
+    SELECT coalesce(array_agg(DISTINCT id), '{{}}') AS ids FROM (
+        SELECT source_id AS id FROM deleted_edges UNION ALL SELECT target_id FROM deleted_edges
+    ) AS neighbour
+    WHERE id <> %(entity_id)s
 ),
 deleted_neighbours AS ({_NOTHING_HOLDS}),
 named AS (DELETE FROM gb_entities WHERE id = %(entity_id)s AND dataset_id = %(dataset_id)s RETURNING id),
-deleted_entities AS (SELECT id FROM named UNION ALL SELECT id FROM deleted_neighbours),
-deleted_artifacts AS (SELECT NULL::text AS kind WHERE false)
+deleted_entities AS (SELECT id FROM named UNION ALL SELECT id FROM deleted_neighbours)
 {_COUNTS}
 """
 
@@ -189,9 +197,12 @@ deleted_edges AS (
     DELETE FROM gb_edges WHERE id = %(edge_id)s AND dataset_id = %(dataset_id)s
     RETURNING id, source_id, target_id
 ),
-touched AS (SELECT source_id AS id FROM deleted_edges UNION SELECT target_id FROM deleted_edges),
+touched AS (
+    SELECT coalesce(array_agg(DISTINCT id), '{{}}') AS ids FROM (
+        SELECT source_id AS id FROM deleted_edges UNION ALL SELECT target_id FROM deleted_edges
+    ) AS endpoint
+),
 deleted_entities AS ({_NOTHING_HOLDS}),
-deleted_artifacts AS (SELECT NULL::text AS kind WHERE false),
 named AS (SELECT id FROM deleted_edges)
 {_COUNTS}
 """
