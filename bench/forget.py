@@ -1,5 +1,5 @@
 """What one forget costs: milliseconds and SQL round trips of forgetting a text, an entity and an
-edge in a large dataset, with the indexes of the forget migration and without them.
+edge in a large dataset, with the indexes the deletes' cascades use and without them.
 
     .venv/bin/python bench/forget.py [--edges 100000] [--forgets 50]
 
@@ -10,8 +10,8 @@ edge in five restated by a second text, one in twenty superseded. No vectors: a 
 touch the vector indexes (their entries are vacuumed later), so they change nothing here.
 
 Each kind is forgotten --forgets times (distinct random rows) through the memory core, as the
-route calls it; then the forget indexes are dropped and it is done again on other rows. Last, a
-dataset of a twentieth of the size is deleted, with and without them.
+route calls it; then the indexes are dropped and it is done again on other rows. Last, a dataset
+of a twentieth of the size is deleted, with and without them.
 """
 
 from __future__ import annotations
@@ -27,9 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench")]
 
-# The indexes the cascades of a deleted entity (and a deleted artifact's image row) look up.
 WARM_UP = 5
-FORGET_INDEXES = ("gb_edges_source", "gb_edges_target", "gb_image_artifacts_artifact")
+# What the cascades of a deleted entity (its edges, by either end: the timeline indexes of 0005)
+# and of a deleted artifact (its image row: 0006) look up.
+CASCADE_INDEXES = ("gb_edges_source_timeline", "gb_edges_target_timeline", "gb_image_artifacts_artifact")
+ENDPOINT_INDEXES = {
+    "gb_edges_source_timeline": "gb_edges (source_id, (coalesce(valid_at, '-infinity'::timestamptz)), id)",
+    "gb_edges_target_timeline": "gb_edges (target_id, (coalesce(valid_at, '-infinity'::timestamptz)), id)",
+}
 
 BUILD = """
 WITH dataset AS (INSERT INTO gb_datasets (user_id, name) VALUES ('bench', %(name)s) RETURNING id),
@@ -129,7 +134,7 @@ def run_bench(bundle, edges: int, forgets: int) -> None:
     print("-" * len(header))
     for with_indexes in (True, False):
         if not with_indexes:
-            for index in FORGET_INDEXES:
+            for index in CASCADE_INDEXES:
                 conn.execute(f"DROP INDEX IF EXISTS {index}")
         for kind, forget, pool in kinds:
             times, trips, deleted = [], set(), []
@@ -150,11 +155,8 @@ def run_bench(bundle, edges: int, forgets: int) -> None:
     started = time.perf_counter()
     conn.execute("DELETE FROM gb_datasets WHERE id = %s", [small["dataset_id"]])
     without = (time.perf_counter() - started) * 1000
-    for index, column in (
-        ("gb_edges_source", "gb_edges (source_id)"),
-        ("gb_edges_target", "gb_edges (target_id)"),
-    ):
-        conn.execute(f"CREATE INDEX {index} ON {column}")
+    for index, definition in ENDPOINT_INDEXES.items():
+        conn.execute(f"CREATE INDEX {index} ON {definition}")
     again = build(conn, "small-again", edges // 20)
     started = time.perf_counter()
     conn.execute("DELETE FROM gb_datasets WHERE id = %s", [again["dataset_id"]])

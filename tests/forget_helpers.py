@@ -51,6 +51,10 @@ SELECT 'edge first stated by a missing artifact: ' || g.id || ' -> ' || g.artifa
 FROM gb_edges g
 WHERE g.artifact_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gb_artifacts a WHERE a.id = g.artifact_id)
 UNION ALL
+SELECT 'edge superseded by a missing edge: ' || g.id || ' -> ' || g.superseded_by
+FROM gb_edges g
+WHERE g.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gb_edges s WHERE s.id = g.superseded_by)
+UNION ALL
 SELECT 'edge no artifact supports: ' || g.id
 FROM gb_edges g
 WHERE g.artifact_id IS NULL AND NOT EXISTS (SELECT 1 FROM gb_edge_artifacts ga WHERE ga.edge_id = g.id)

@@ -311,3 +311,43 @@ def test_the_openapi_document_describes_the_three_forget_routes(api):
         assert responses["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/ForgetResponse")
         assert responses["404"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorBody")
     assert "409" in paths["/v1/gb/artifacts/{artifact_id}"]["delete"]["responses"]
+
+
+# --- reading back -------------------------------------------------------------------------------
+
+
+def test_what_was_forgotten_reads_back_as_404_and_its_session_lists_none_of_it(api, db, models):
+    forgotten = remember(api, "Alice works at Acme.", session_id="a")
+    kept = remember(api, "Bob knows Carol.", session_id="a")
+    alice = forgotten["entities"][0]["id"]
+
+    assert forget(api, "artifacts", forgotten["artifact_id"]).status == 200
+
+    assert api.get(f"/v1/gb/artifacts/{forgotten['artifact_id']}?user_id=u1").status == 404
+    assert api.get(f"/v1/gb/entities/{alice}?user_id=u1").status == 404
+    session = api.get("/v1/gb/sessions/a?user_id=u1")
+    assert session.status == 200, session.json
+    assert [a["id"] for a in session.json["artifacts"]] == [kept["artifact_id"]]
+    assert sorted(e["name"] for e in session.json["entities"]) == ["Bob", "Carol"]
+    assert [e["relation"] for e in session.json["edges"]] == ["knows"]
+
+
+def test_forgetting_the_text_that_superseded_a_fact_does_not_revive_it(api, db, models):
+    fake_anthropic, _ = models
+    remember(api, "Alice lives in Paris.", reference_time="2023-05-01T09:00:00Z")
+    moved = remember(api, "Alice moved to Lyon in 2024.", reference_time="2025-01-31T09:00:00Z")
+    paris = moved["superseded"][0]["id"]
+
+    assert forget(api, "artifacts", moved["artifact_id"]).json["deleted"] == {
+        "artifacts": 1,
+        "chunks": 0,
+        "entities": 1,
+        "edges": 1,
+    }
+
+    assert db.execute("SELECT id, expired_at IS NOT NULL, superseded_by FROM gb_edges").fetchall() == [
+        (paris, True, None)
+    ]
+    context = context_retrieved(api, fake_anthropic, "Where does Alice live?")
+    assert "Lyon" not in context and paris not in edge_ids(context)
+    assert orphans(db) == []

@@ -151,11 +151,15 @@ def test_a_superseded_fact_only_the_text_stated_goes_and_one_it_superseded_stays
     paris_text, lyon_text = graph.text("Alice lives in Paris."), graph.text("Alice moved to Lyon.")
     alice, paris, lyon = graph.entity("Alice"), graph.entity("Paris", "place"), graph.entity("Lyon", "place")
     in_paris = graph.fact(paris_text, alice, paris, "lives_in", invalid_at=T0, expired_at=T0)
-    graph.fact(lyon_text, alice, lyon, "lives_in", valid_at=T0)
+    in_lyon = graph.fact(lyon_text, alice, lyon, "lives_in", valid_at=T0)
+    db.execute("UPDATE gb_edges SET superseded_by = %s WHERE id = %s", [in_lyon, in_paris])
 
     # Forgetting the text that superseded Paris does not revive Paris: its end is what was known.
     assert forgotten_artifact(lyon_text) == Forgotten(artifacts=1, chunks=0, entities=1, edges=1)
-    assert db.execute("SELECT id, expired_at IS NOT NULL FROM gb_edges").fetchall() == [(in_paris, True)]
+    assert db.execute("SELECT id, expired_at IS NOT NULL, superseded_by FROM gb_edges").fetchall() == [
+        (in_paris, True, None)
+    ]
+    assert orphans(db) == []
 
     # The superseded fact is a fact the text stated: forgetting the text forgets it too.
     assert forgotten_artifact(paris_text) == Forgotten(artifacts=1, chunks=0, entities=2, edges=1)
