@@ -200,8 +200,10 @@ def retrieved(
     user_id: str = "u1",
     dataset: str = "main",
     limits=None,
+    as_of: datetime | None = None,
 ):
-    """The context `retrieve` builds for `question`, its vector given (no provider involved)."""
+    """The context `retrieve` builds for `question`, its vector given (no provider involved);
+    with `as_of`, from the facts valid at that time."""
     from gligabao import bootstrap
     from gligabao.errors import NotFound
     from gligabao.memory.retrieval import DEFAULT_LIMITS, retrieve
@@ -210,7 +212,7 @@ def retrieved(
     with bootstrap.bundle().database.transaction(user_id, dataset) as uow:
         if uow.dataset_id is None:
             raise NotFound(f"dataset {dataset!r} not found")
-        return retrieve(uow, dataset, question, lambda: chosen, limits or DEFAULT_LIMITS)
+        return retrieve(uow, dataset, question, lambda: chosen, limits or DEFAULT_LIMITS, as_of=as_of)
 
 
 def reply_citing(answer: str = "Alice works at Acme.", entities=(), edges=(), passages=()) -> dict:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
 from gligabao.api.models import absent, edge_fields
@@ -13,6 +15,7 @@ from gligabao.errors import BadRequest
 from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.query import Answer, Question
 from gligabao.model import StoredEdge
+from gligabao.timefmt import parse_rfc3339
 
 GEO_RADIUS_MAX_KM = DEFAULT_LIMITS.geo_radius_max_km
 
@@ -43,6 +46,36 @@ def _strict_bool(value: object) -> object:
     if value is not None and not isinstance(value, bool):
         raise ValueError("must be true or false")
     return value
+
+
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _as_of(value: object) -> datetime | None:
+    """RFC 3339 with an offset, as `reference_time` of remember; a time that does not exist
+    (February 30, 24:00, an offset of 24 hours, out of the years 1-9999 in UTC) is a 400 too."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _RFC3339.match(value.strip()):
+        raise ValueError("as_of must be an RFC 3339 time with an offset, e.g. 2022-06-01T00:00:00Z")
+    try:
+        return parse_rfc3339(value)
+    except (ValueError, OverflowError):
+        raise ValueError("as_of is not a valid time") from None
+
+
+AsOf = Annotated[
+    datetime | None,
+    BeforeValidator(_as_of),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "date-time",
+            "description": "RFC 3339 with an offset: answer from the facts valid at that time, "
+            "superseded ones included; default: the live facts",
+        }
+    ),
+]
 
 
 def _radius(value: object) -> object:
@@ -82,6 +115,7 @@ class QueryRequest(BaseModel):
     geo_radius_km: Annotated[float | None, BeforeValidator(_radius)] = Field(
         default=None, description="radius of that search, in (0, 20015]; giving it turns the search on"
     )
+    as_of: AsOf = None
 
     @model_validator(mode="after")
     def _radius_needs_nearby(self) -> QueryRequest:
@@ -113,6 +147,7 @@ class QueryRequest(BaseModel):
             models=self.stage_models,
             request_id=request_id,
             deadline=deadline,
+            as_of=self.as_of,
         )
 
 
@@ -143,7 +178,9 @@ class EdgeEvidence(BaseModel):
     invalid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
     created_at: str = Field(description="RFC 3339")
     expired_at: str | None = Field(
-        default=None, exclude_if=absent, description="always omitted: only live facts are cited"
+        default=None,
+        exclude_if=absent,
+        description="RFC 3339; omitted when null: only a query with as_of can cite a superseded fact",
     )
 
 

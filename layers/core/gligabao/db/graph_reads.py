@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from datetime import datetime
 from enum import IntEnum
 
 import psycopg
@@ -234,6 +235,30 @@ def _older_entities(arms: list[str], terms_needed: str, score_sql: str) -> str:
 
 
 @dataclass(frozen=True)
+class FactFilter:
+    """Which edges a question may retrieve, by any path (the edge index, the similar facts, the
+    expansion): the live ones (the seed's rule), or, for a question asked `as_of` a time (SPEC
+    section 6), the ones valid at `%(as_of)s`, superseded ones included.
+
+    `as_of` is validity time ("what was true then"), not transaction time ("what we knew then"):
+    an edge learned after `as_of` that says it held at `as_of` is retrieved, so `created_at` is
+    not filtered."""
+
+    condition: str  # on an edge's columns; `{g}` stands for the edge's alias and its dot
+    columns: str  # the columns it reads, carried by the HNSW candidates of the edge index
+
+    def on(self, alias: str = "") -> str:
+        return self.condition.format(g=f"{alias}." if alias else "")
+
+
+LIVE_FACTS = FactFilter("{g}expired_at IS NULL", ", expired_at")
+FACTS_VALID_AT = FactFilter(
+    "{g}valid_at <= %(as_of)s AND ({g}invalid_at IS NULL OR {g}invalid_at > %(as_of)s)",
+    ", valid_at, invalid_at",
+)
+
+
+@dataclass(frozen=True)
 class VectorIndex:
     """One of the four vector indexes of a dataset."""
 
@@ -242,19 +267,19 @@ class VectorIndex:
     column: str
     take: str  # the limit's parameter name
     rows: str = ""  # which rows of the table belong to the index
-    live: str = ""  # what a row must be to be retrieved
+    facts: bool = False  # its rows are edges: only those the FactFilter lets through are retrieved
 
 
 VECTOR_INDEXES = (
     VectorIndex("entities", "gb_entities", "embedding", "similar_entities"),
-    VectorIndex("edges", "gb_edges", "embedding", "similar_edges", live=" AND expired_at IS NULL"),
+    VectorIndex("edges", "gb_edges", "embedding", "similar_edges", facts=True),
     VectorIndex("chunks", "gb_artifacts", "embedding", "similar_chunks", rows=" AND kind = 'chunk'"),
     VectorIndex(
         "summaries", "gb_artifacts", "summary_embedding", "similar_summaries", rows=" AND kind = 'chunk'"
     ),
 )
 
-_EXTRA_COLUMNS = {"gb_edges": ", expired_at", "gb_artifacts": ", kind", "gb_entities": ""}
+_EXTRA_COLUMNS = {"gb_artifacts": ", kind", "gb_entities": ""}
 
 
 class Band(IntEnum):
@@ -302,19 +327,23 @@ _BAND_KINDS = {
 BAND_PARAMETERS = {band.parameter: int(band) for band in Band}
 
 
-def similarity_search(index: VectorIndex) -> str:
+def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str:
     """CTEs `<name>_hits(id, similarity)`, best first, and `<name>_path(path)` (exact, hnsw or
-    hnsw+exact): the index's matches from `%(threshold)s`, at most `%(<take>)s` of them.
+    hnsw+exact): the index's matches from `%(threshold)s`, at most `%(<take>)s` of them (of an
+    index of edges, only those `facts` lets through).
 
-    Parameters: ds, q, threshold, exact_max, candidates and the index's `take`."""
+    Parameters: ds, q, threshold, exact_max, candidates, the index's `take` (and as_of with
+    FACTS_VALID_AT)."""
     n, table, column, take = index.name, index.table, index.column, index.take
+    extra_columns = facts.columns if index.facts else _EXTRA_COLUMNS[table]
+    live = f" AND {facts.on()}" if index.facts else ""
     return f"""
     {n}_small AS MATERIALIZED (
         SELECT count(*) <= %(exact_max)s AS yes
         FROM (SELECT 1 FROM {table} WHERE dataset_id = %(ds)s{index.rows} LIMIT %(exact_max)s + 1) AS s
     ),
     {n}_approx AS MATERIALIZED (
-        SELECT id, dataset_id{_EXTRA_COLUMNS[table]}, {column} <=> %(q)s AS distance
+        SELECT id, dataset_id{extra_columns}, {column} <=> %(q)s AS distance
         FROM {table}
         WHERE NOT (SELECT yes FROM {n}_small)
         ORDER BY {column} <=> %(q)s
@@ -322,7 +351,7 @@ def similarity_search(index: VectorIndex) -> str:
     ),
     {n}_approx_hits AS MATERIALIZED (
         SELECT id, distance FROM {n}_approx
-        WHERE dataset_id = %(ds)s{index.rows}{index.live} AND 1 - distance >= %(threshold)s
+        WHERE dataset_id = %(ds)s{index.rows}{live} AND 1 - distance >= %(threshold)s
         ORDER BY distance, id
         LIMIT %({take})s
     ),
@@ -336,7 +365,7 @@ def similarity_search(index: VectorIndex) -> str:
         SELECT id, distance
         FROM (SELECT id, {column} <=> %(q)s AS distance
               FROM {table}
-              WHERE dataset_id = %(ds)s AND {column} IS NOT NULL{index.rows}{index.live}
+              WHERE dataset_id = %(ds)s AND {column} IS NOT NULL{index.rows}{live}
               OFFSET 0) AS scan
         WHERE (SELECT yes FROM {n}_exact_needed) AND 1 - distance >= %(threshold)s
         ORDER BY distance, id
@@ -354,16 +383,17 @@ def similarity_search(index: VectorIndex) -> str:
     )"""
 
 
-def similar_facts_ctes() -> str:
-    """CTE `similar_facts(id, rank)`: the live edges of the dataset among `edges_hits`, best first
-    (a hit whose row was deleted, superseded or moved is dropped).
+def similar_facts_ctes(facts: FactFilter = LIVE_FACTS) -> str:
+    """CTE `similar_facts(id, rank)`: the edges of the dataset among `edges_hits` that `facts`
+    lets through (live ones by default), best first (a hit whose row was deleted, superseded or
+    moved is dropped).
 
-    Upstream: edges_hits(id, similarity). Parameters: ds."""
-    return """
+    Upstream: edges_hits(id, similarity). Parameters: ds (and as_of with FACTS_VALID_AT)."""
+    return f"""
     similar_facts AS MATERIALIZED (
         SELECT g.id, row_number() OVER (ORDER BY h.similarity DESC, g.id) AS rank
         FROM edges_hits AS h
-        JOIN gb_edges AS g ON g.id = h.id AND g.dataset_id = %(ds)s AND g.expired_at IS NULL
+        JOIN gb_edges AS g ON g.id = h.id AND g.dataset_id = %(ds)s AND {facts.on("g")}
     )"""
 
 
@@ -405,15 +435,9 @@ def seeds_ctes() -> str:
     )"""
 
 
-def expansion_ctes() -> str:
-    """CTEs `around(id, created_at)`: the `%(expansion)s` newest live edges of the dataset with a
-    seed at either end; `context_edges(id, source_id, target_id, relation, description,
-    artifact_id, valid_at, invalid_at, created_at, expired_at, band, rank)`: the similar facts
-    then those (each edge once); `context_entities(id, band, rank)`: the seeds, then the ends of
-    the context edges in the order of the edges (each entity once, in its first band).
-
-    Upstream: seeds(id, band, rank), similar_facts(id, rank). Parameters: ds, expansion and the bands."""
-    return """
+# The live edges around the seeds: per seed and end, the newest through the partial indexes of
+# the live edges (gb_edges_live_source, gb_edges_live_target), then the newest of them all.
+_AROUND_LIVE = """
     around AS MATERIALIZED (
         SELECT id, created_at
         FROM (SELECT n.id, n.created_at
@@ -433,7 +457,24 @@ def expansion_ctes() -> str:
                   LIMIT %(expansion)s) AS n) AS both_ends
         ORDER BY created_at DESC, id DESC
         LIMIT %(expansion)s
-    ),
+    ),"""
+
+# The edges around the seeds at another time: superseded edges are in no index of their ends,
+# so one scan of the dataset's edges, newest first, stopping at the cap. The same rows as the
+# per-seed form would give: the newest edges touching any seed.
+_AROUND_ANY_TIME = """
+    around AS MATERIALIZED (
+        SELECT g.id, g.created_at
+        FROM gb_edges AS g
+        WHERE g.dataset_id = %(ds)s AND {facts}
+          AND (g.source_id IN (SELECT id FROM seeds) OR g.target_id IN (SELECT id FROM seeds))
+        ORDER BY g.created_at DESC, g.id DESC
+        LIMIT %(expansion)s
+    ),"""
+
+
+# The edges of the context (the similar facts, then the ones around) and its entities.
+_CONTEXT_EDGES_AND_ENTITIES = """
     context_edges AS MATERIALIZED (
         SELECT g.id, g.source_id, g.target_id, g.relation, g.description, g.artifact_id,
                g.valid_at, g.invalid_at, g.created_at, g.expired_at, c.band, c.rank
@@ -455,6 +496,20 @@ def expansion_ctes() -> str:
               CROSS JOIN LATERAL (VALUES (g.source_id, 0), (g.target_id, 1)) AS ends(id, side)) AS e
         ORDER BY id, band, rank
     )"""
+
+
+def expansion_ctes(facts: FactFilter = LIVE_FACTS) -> str:
+    """CTEs `around(id, created_at)`: the `%(expansion)s` newest edges of the dataset that `facts`
+    lets through (live ones by default) with a seed at either end; `context_edges(id, source_id,
+    target_id, relation, description, artifact_id, valid_at, invalid_at, created_at, expired_at,
+    band, rank)`: the similar facts then those (each edge once); `context_entities(id, band,
+    rank)`: the seeds, then the ends of the context edges in the order of the edges (each entity
+    once, in its first band).
+
+    Upstream: seeds(id, band, rank), similar_facts(id, rank). Parameters: ds, expansion and the
+    bands (and as_of with FACTS_VALID_AT)."""
+    around = _AROUND_LIVE if facts is LIVE_FACTS else _AROUND_ANY_TIME.format(facts=facts.on("g"))
+    return around + _CONTEXT_EDGES_AND_ENTITIES
 
 
 def passages_ctes() -> str:
@@ -524,14 +579,14 @@ def with_ctes(ctes: list[str], select: str) -> str:
     return "WITH" + ",".join(ctes) + "\n" + select
 
 
-def context_statement() -> str:
+def context_statement(facts: FactFilter = LIVE_FACTS) -> str:
     """The whole context of a question in one statement: the builders, composed in order."""
     return with_ctes(
         [
-            *(similarity_search(index) for index in VECTOR_INDEXES),
-            similar_facts_ctes(),
+            *(similarity_search(index, facts) for index in VECTOR_INDEXES),
+            similar_facts_ctes(facts),
             seeds_ctes(),
-            expansion_ctes(),
+            expansion_ctes(facts),
             passages_ctes(),
         ],
         CONTEXT_SELECT,
@@ -539,13 +594,22 @@ def context_statement() -> str:
 
 
 _CONTEXT_SQL = context_statement()
+_CONTEXT_AS_OF_SQL = context_statement(FACTS_VALID_AT)
 
 
 def context_parameters(
-    *, dataset_id: int, vector: list[float], keyword_seeds: list[int], limits: Limits
+    *,
+    dataset_id: int,
+    vector: list[float],
+    keyword_seeds: list[int],
+    limits: Limits,
+    as_of: datetime | None = None,
 ) -> dict[str, object]:
-    """The parameters of the context statement (and of each of its builders)."""
+    """The parameters of the context statement (and of each of its builders); `as_of` only for
+    the statement of FACTS_VALID_AT."""
+    time_travel = {} if as_of is None else {"as_of": as_of}
     return {
+        **time_travel,
         "ds": dataset_id,
         "q": Vector(vector),
         "keyword_seeds": keyword_seeds,
@@ -565,11 +629,20 @@ def context_parameters(
 
 
 def context_rows(
-    conn: psycopg.Connection, *, dataset_id: int, vector: list[float], keyword_seeds: list[int], limits
+    conn: psycopg.Connection,
+    *,
+    dataset_id: int,
+    vector: list[float],
+    keyword_seeds: list[int],
+    limits,
+    as_of: datetime | None = None,
 ) -> list[dict]:
     """The context of a question, in rendering order (`Band`, then rank): rows of entities,
-    edges, passages and search paths, each tagged with its band."""
+    edges, passages and search paths, each tagged with its band. Its edges are the live ones,
+    or with `as_of` the ones valid at that time (FACTS_VALID_AT)."""
     return conn.execute(
-        _CONTEXT_SQL,
-        context_parameters(dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits),
+        _CONTEXT_SQL if as_of is None else _CONTEXT_AS_OF_SQL,
+        context_parameters(
+            dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits, as_of=as_of
+        ),
     ).fetchall()

@@ -2,7 +2,9 @@
 
 1. The dataset is looked up with BEGIN (404 before anything is paid for); then the question's
    embedding is requested while the keyword search runs, and one statement does the similarity
-   searches, the seeds, the expansion and the passages (retrieval.py).
+   searches, the seeds, the expansion and the passages (retrieval.py). Its facts are the live
+   ones; with `as_of`, the ones valid at that time, superseded ones included, and the prompt
+   says the time the answer is for.
 2. Nothing to answer from: the fixed answer, empty evidence, no LLM call.
 3. Otherwise the LLM (stage `query`) answers from the rendered context only.
 4. The cited ids are validated against the context (evidence.py).
@@ -15,6 +17,7 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from gligabao.ai.prompts.query import QueryReply, query_prompt
 from gligabao.ai.stages import level_for
@@ -41,6 +44,7 @@ class Question:
     models: dict[str, str] = field(default_factory=dict)  # stage -> model
     request_id: str | None = None
     deadline: float | None = None  # time.monotonic() instant the provider calls must end before
+    as_of: datetime | None = None  # answer from the facts valid then, superseded ones included
 
 
 @dataclass(frozen=True)
@@ -67,14 +71,18 @@ def answer(memory: Memory, question: Question) -> Answer:
             op.call.dataset_id = uow.dataset_id
             embedding = embedding_pool().submit(_embed_question, embedder, op.call, question)
             try:
-                context = retrieve(uow, question.dataset, question.query, embedding, memory.limits)
+                context = retrieve(
+                    uow, question.dataset, question.query, embedding, memory.limits, as_of=question.as_of
+                )
             finally:
                 wait_for([embedding])  # never leave the call with its embedding still in flight
 
         if context.empty:
             text, evidence = NO_CONTEXT_ANSWER, Evidence()
         else:
-            system, content = query_prompt(context, question.query, memory.clock().replace(microsecond=0))
+            system, content = query_prompt(
+                context, question.query, memory.clock().replace(microsecond=0), as_of=question.as_of
+            )
             reply = llm.complete(
                 op.call,
                 "query",

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 import psycopg
 
@@ -116,12 +117,14 @@ def retrieve(
     question: str,
     embedding: Future[list[float]] | Callable[[], list[float]],
     limits: Limits = DEFAULT_LIMITS,
+    as_of: datetime | None = None,
 ) -> Context:
     """The context of `question` in the unit of work's dataset, which exists (`uow.dataset_id`).
 
     `embedding` is the question's vector being computed (a Future, already submitted so that
-    the keyword search does not wait for it) or a function computing it. ProviderError (502) when
-    the vector search fails.
+    the keyword search does not wait for it) or a function computing it. Its facts are the live
+    ones, or with `as_of` the ones valid at that time, superseded ones included. ProviderError
+    (502) when the vector search fails.
     """
     terms = query_terms(question, limits)
     normalized_question = normalized_name(question)
@@ -146,7 +149,12 @@ def retrieve(
     waited = time.perf_counter()
     try:
         rows = graph_reads.context_rows(
-            uow.conn, dataset_id=uow.dataset_id, vector=vector, keyword_seeds=keywords.seed_ids, limits=limits
+            uow.conn,
+            dataset_id=uow.dataset_id,
+            vector=vector,
+            keyword_seeds=keywords.seed_ids,
+            limits=limits,
+            as_of=as_of,
         )
     except psycopg.OperationalError:
         raise

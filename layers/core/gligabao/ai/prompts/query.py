@@ -1,8 +1,8 @@
 """Stage `query`: the answer to a question, written only from the retrieved context.
 
 The context is rendered with ids (seeds/query.md, step 3): the subgraph inside `<graph>`,
-the passages inside `<passages>` (left out when there are none), then `<current_time>` and
-the question. The model replies with only JSON: the answer and the ids it used.
+the passages inside `<passages>` (left out when there are none), then `<current_time>`,
+`<as_of>` (only for a question asked as of a time) and the question. The model replies with only JSON: the answer and the ids it used.
 """
 
 from __future__ import annotations
@@ -41,6 +41,19 @@ Answer with only a JSON object, no prose around it:
 - answer: the answer in plain natural language, in the language of the question.
 - entities, edges, passages: the ids of the entities, edges and passages you used for the
   answer ([] when none), as numbers, exactly as they appear in the context."""
+
+# Asked as of a time: the same prompt, with the time the answer is for.
+QUERY_AS_OF_SYSTEM = (
+    QUERY_SYSTEM
+    + """
+
+Answering as of a time
+- <as_of> is the time the question is asked about: answer as things were then, not now.
+- Every edge in <graph> held at <as_of>: it began at or before it (valid_at), and its invalid_at,
+  if any, is after it. Facts that only began later, or had already ended, are not given.
+- So an edge with an invalid_at is the answer for <as_of> even though it is no longer true now;
+  say it in the past tense when <as_of> is before <current_time>."""
+)
 
 
 def _ids(value: Any) -> list[int]:
@@ -136,11 +149,16 @@ def render_passages(context: Context) -> str:
     return "\n".join(["<passages>", *lines, "</passages>"])
 
 
-def query_prompt(context: Context, question: str, current_time: datetime) -> tuple[str, str]:
-    """(system, content) of the query call."""
+def query_prompt(
+    context: Context, question: str, current_time: datetime, as_of: datetime | None = None
+) -> tuple[str, str]:
+    """(system, content) of the query call; asked `as_of` a time, the context holds the facts
+    valid then, and the prompt says so (`<as_of>` after `<current_time>`, and its rules)."""
     parts = [render_graph(context)]
     if context.passages:
         parts.append(render_passages(context))
     parts.append(f"<current_time>{rfc3339(current_time)}</current_time>")
+    if as_of is not None:
+        parts.append(f"<as_of>{rfc3339(as_of)}</as_of>")
     parts.append(f"<question>\n{question}\n</question>")
-    return QUERY_SYSTEM, "\n".join(parts)
+    return (QUERY_SYSTEM if as_of is None else QUERY_AS_OF_SYSTEM), "\n".join(parts)

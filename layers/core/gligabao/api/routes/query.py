@@ -18,7 +18,7 @@ from gligabao.memory import query
 router = APIGatewayHttpRouter()
 
 _ERRORS = {
-    400: "invalid JSON body, unknown field, empty query, bad session_id, reasoning, models or geo fields",
+    400: "invalid JSON body, unknown field, empty query, bad session_id, reasoning, models, geo fields or as_of",
     404: "the dataset does not exist for this user",
     413: "the body is larger than 64 KiB",
     502: "the LLM or the embeddings call failed, or the vector store could not be searched",
