@@ -101,6 +101,21 @@ class Limits(BaseModel):
         2.0, ge=0, description="kept before the Lambda's end to record a failed call and answer 502"
     )
 
+    # --- graph export (GET /v1/gb/graph) --------------------------------------------------------
+    graph_page_rows: int = Field(1000, gt=0, description="entities and edges of an export page without limit")
+    graph_page_max_rows: int = Field(5000, gt=0, description="the largest limit of an export page")
+    graph_page_max_bytes: int = Field(
+        5_000_000, gt=0, description="an export page's body, as a Lambda response holds it (6 MB at most)"
+    )
+
+    @field_validator("graph_page_max_rows")
+    @classmethod
+    def _the_default_export_page_fits(cls, value: int, info: ValidationInfo) -> int:
+        default = info.data.get("graph_page_rows")
+        if default is not None and value < default:
+            raise ValueError(f"must be at least GB_GRAPH_PAGE_ROWS ({default})")
+        return value
+
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
         """The defaults, with each `GB_<NAME>` of `env` instead (validated: a bad value is an error)."""
