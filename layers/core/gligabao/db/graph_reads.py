@@ -459,15 +459,17 @@ _AROUND_LIVE = """
         LIMIT %(expansion)s
     ),"""
 
-# The edges around the seeds at another time: superseded edges are in no index of their ends,
-# so one scan of the dataset's edges, newest first, stopping at the cap. The same rows as the
-# per-seed form would give: the newest edges touching any seed.
+# The edges around the seeds at another time, superseded ones included: the newest edges touching
+# any seed (the rows of the per-seed form above). The seeds as arrays let the planner combine
+# index scans of both ends (BitmapOr) where the schema has indexes of every edge's ends (the
+# live-edge ones of 0001 hold no superseded edge), and scan the dataset's edges newest first
+# otherwise.
 _AROUND_ANY_TIME = """
     around AS MATERIALIZED (
         SELECT g.id, g.created_at
         FROM gb_edges AS g
-        WHERE g.dataset_id = %(ds)s AND {facts}
-          AND (g.source_id IN (SELECT id FROM seeds) OR g.target_id IN (SELECT id FROM seeds))
+        WHERE (g.source_id = ANY (ARRAY(SELECT id FROM seeds)) OR g.target_id = ANY (ARRAY(SELECT id FROM seeds)))
+          AND g.dataset_id = %(ds)s AND {facts}
         ORDER BY g.created_at DESC, g.id DESC
         LIMIT %(expansion)s
     ),"""
