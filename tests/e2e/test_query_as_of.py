@@ -207,3 +207,18 @@ def test_a_null_as_of_is_the_live_graph(api, db, fake_anthropic, fake_openai):
     assert [line.split("]")[0] for line in edge_lines(prompt_sent(fake_anthropic))] == [
         f"[edge {ids['globex_edge']}"
     ]
+
+
+def test_as_of_never_reads_another_users_facts_of_that_time(api, db, fake_anthropic, fake_openai):
+    theirs = Graph(db, "u2")
+    alice, acme = theirs.entity("Alice", "person", "engineer"), theirs.entity("Acme", "organization")
+    theirs.edge(
+        alice, acme, "works_at", valid_at=Y2019, invalid_at=Y2024, expired_at=LEARNED_2024, created_at=Y2019
+    )
+    Graph(db, "u1").entity("Alice", "person", "engineer")
+    fake_anthropic.queue(reply_citing("I don't know."))
+
+    assert ask(api, QUESTION, as_of="2022-06-01T00:00:00Z").status == 200
+
+    prompt = prompt_sent(fake_anthropic)
+    assert edge_lines(prompt) == [] and "Acme" not in prompt
