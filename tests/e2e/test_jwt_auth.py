@@ -223,3 +223,17 @@ def test_a_token_reads_back_only_its_subject_s_session_artifacts_and_entities(jw
     assert named.status == 403 and session.status == 404  # u2 has no dataset
     assert own.status == 200 and own.json["name"] == "Alice"
     assert "Alice" not in str([reply.json for reply in (*guessed, named, session)])
+
+
+def test_a_token_exports_only_its_subject_s_graph(jwt_api, db, identity_provider):
+    alice_works_at_acme(db, user_id="u1")
+    theirs = bearer(identity_provider.token("u2"))
+    mine = bearer(identity_provider.token("u1"))
+
+    guessed = jwt_api.get("/v1/gb/graph?include_expired=true", headers=theirs)
+    named = jwt_api.get("/v1/gb/graph?user_id=u1", headers=theirs)
+    own = jwt_api.get("/v1/gb/graph?include_expired=true&format=graphml", headers=mine)
+
+    assert guessed.status == 404 and named.status == 403  # u2 has no dataset
+    assert own.status == 200 and b"Alice" in own.raw and b"worked_at" in own.raw
+    assert "Alice" not in str([guessed.json, named.json])

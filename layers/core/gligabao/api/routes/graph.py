@@ -32,6 +32,7 @@ router = APIGatewayHttpRouter()
 _ERRORS = {
     400: "missing user_id, bad dataset name, include_expired, format, limit or cursor",
     404: "the dataset does not exist for this user",
+    503: "the database is unreachable, or the configuration is invalid (the variable is named)",
 }
 _RENDER = {"json": (json_body, content_types.APPLICATION_JSON), "graphml": (graphml, GRAPHML_MEDIA_TYPE)}
 
