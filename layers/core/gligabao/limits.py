@@ -20,6 +20,9 @@ class Limits(BaseModel):
     query_max_body_bytes: int = Field(64 * 1024, gt=0, description="query body; 413 above")
     session_id_max_bytes: int = Field(128, gt=0, description="a session id, in UTF-8 bytes")
     user_id_max_bytes: int = Field(256, gt=0, description="a user id, in UTF-8 bytes")
+    json_max_depth: int = Field(
+        32, gt=0, description="nesting of a JSON body (objects and arrays); 400 deeper"
+    )
 
     # --- remember: chunking (SPEC section 5, step 2) -----------------------------------------
     chunking_threshold_chars: int = Field(6_000, gt=0, description="a longer text is chunked")
@@ -128,3 +131,8 @@ class Limits(BaseModel):
 
 
 DEFAULT_LIMITS = Limits()
+
+# --- the local API's HTTP framing (`gligabao serve`): API Gateway's HTTP API quotas, fixed ------------
+LOCAL_API_MAX_HEAD_BYTES = 10_240  # request line and header values together; 414 or 431 above
+LOCAL_API_MAX_BODY_BYTES = 10 * 1024 * 1024  # a request body (API Gateway's 10 MB payload); 413 above
+LOCAL_API_READ_TIMEOUT_SECONDS = 30.0  # a request line, headers or body slower than this: 408, closed

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao import __version__
+from gligabao.api.deps import memory
 from gligabao.errors import BadRequest, GbError
 from gligabao.observability.logging import get_logger
 
@@ -52,10 +55,10 @@ def validation_message(errors: list[dict]) -> str:
 
 
 def create_app(
-    *routers: APIGatewayHttpRouter, other_methods: Callable[[str, str], bool] | None = None
+    *routers: APIGatewayHttpRouter, methods_elsewhere: Callable[[str], frozenset[str]] | None = None
 ) -> APIGatewayHttpResolver:
-    """The resolver of one function's routes; `other_methods(path, method)` says whether another
-    function of the API serves the path with another method (405 rather than 404)."""
+    """The resolver of one function's routes; `methods_elsewhere(path)` names the methods other
+    functions of the API serve the path with (a 405 lists them in its Allow header)."""
     app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=strict_json_body)
     for router in routers:
         app.include_router(router)
@@ -75,10 +78,11 @@ def create_app(
     @app.not_found
     def _not_found(exc: NotFoundError) -> Response:
         event = app.current_event
-        if _serves_other_methods(app, event.path, event.http_method) or (
-            other_methods is not None and other_methods(event.path, event.http_method)
-        ):
-            return error_response(405, f"method {event.http_method} not allowed on {event.path}")
+        allowed = methods_serving(app, event.path) | (
+            methods_elsewhere(event.path) if methods_elsewhere is not None else frozenset()
+        )
+        if allowed and event.http_method.upper() not in allowed:
+            return method_not_allowed(event.http_method, event.path, allowed)
         return error_response(404, "not found")
 
     @app.exception_handler(Exception)
@@ -89,56 +93,136 @@ def create_app(
     return app
 
 
-def _serves_other_methods(app: APIGatewayHttpResolver, path: str, method: str) -> bool:
+def methods_serving(app: APIGatewayHttpResolver, path: str) -> frozenset[str]:
+    """The methods the resolver's routes serve this path with."""
     routes = [*app._static_routes, *app._dynamic_routes]
-    return any(route.rule.match(path) and route.method != method.upper() for route in routes)
+    return frozenset(route.method for route in routes if route.rule.match(path))
 
 
-def error_event(exc: GbError) -> dict:
+def allow_header(allowed: frozenset[str]) -> str:
+    return ", ".join(sorted(allowed))
+
+
+def method_not_allowed(method: str, path: str, allowed: frozenset[str]) -> Response:
+    """405, with the Allow header RFC 9110 asks for: the methods the path is served with."""
+    response = error_response(
+        405, f"method {method} not allowed on {path} (allowed: {allow_header(allowed)})"
+    )
+    response.headers["Allow"] = allow_header(allowed)
+    return response
+
+
+def error_event(exc: GbError, headers: dict[str, str] | None = None) -> dict:
     """An error answered before routing, in the API Gateway payload 2.0 response format."""
     return {
         "statusCode": exc.status,
-        "headers": {"Content-Type": content_types.APPLICATION_JSON},
+        "headers": {"Content-Type": content_types.APPLICATION_JSON, **(headers or {})},
         "body": json.dumps({"error": exc.message}),
         "isBase64Encoded": False,
     }
 
 
 def strict_json_body(text: str) -> Any:
-    """The JSON body; text PostgreSQL cannot store (NUL, unpaired surrogates) is a 400 naming
-    the field, rather than a 500 later."""
-    body = json.loads(text)
-    field = _unstorable_field(body, "body")
-    if field:
-        raise BadRequest(f"{field}: strings must not contain NUL characters or unpaired surrogates")
+    """The JSON body, refusing with a 400 that names the problem what json.loads would let through
+    or fail on unexpectedly: nesting deeper than the limit, numbers Python cannot convert or that are
+    not finite (NaN, Infinity, 1e999), duplicate keys (which one counts?), and text PostgreSQL
+    cannot store (NUL, unpaired surrogates)."""
+    try:
+        body = json.loads(
+            text,
+            object_pairs_hook=_object_without_duplicate_keys,
+            parse_int=_integer,
+            parse_float=_finite_number,
+            parse_constant=_not_a_json_number,
+        )
+    except RecursionError:  # the decoder nests one C call per level: thousands of "[" exhaust it
+        raise BadRequest(_too_deep()) from None
+    _check_depth_and_text(body)
     return body
 
 
-def _unstorable_field(value: Any, path: str) -> str | None:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return path
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            inner = key if path == "body" else f"{path}.{key}"
-            found = _unstorable_field(key, inner) or _unstorable_field(item, inner)
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _unstorable_field(item, f"{path}[{index}]")
-            if found:
-                return found
-    return None
+def _too_deep() -> str:
+    return f"invalid JSON body: nested deeper than {_json_max_depth()} levels"
+
+
+def _json_max_depth() -> int:
+    return memory().limits.json_max_depth
+
+
+def _object_without_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in body:
+            raise BadRequest(f"invalid JSON body: duplicate key {_shown(key)}")
+        body[key] = value
+    return body
+
+
+def _integer(literal: str) -> int:
+    digits = len(literal.lstrip("-"))
+    if digits > sys.get_int_max_str_digits():
+        raise BadRequest(
+            f"invalid JSON body: a number has {digits} digits (at most {sys.get_int_max_str_digits()})"
+        )
+    return int(literal)
+
+
+def _finite_number(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise BadRequest(f"invalid JSON body: the number {_shown(literal)} is out of range")
+    return number
+
+
+def _not_a_json_number(name: str) -> Any:
+    raise BadRequest(f"invalid JSON body: {name} is not a JSON number")
+
+
+def _shown(text: str, most: int = 40) -> str:
+    return json.dumps(text if len(text) <= most else text[:most] + "...")
+
+
+def _check_depth_and_text(body: Any) -> None:
+    """Walks the body without recursion: too deep a nesting, or a string PostgreSQL cannot store, is a 400."""
+    most = _json_max_depth()
+    pending: list[tuple[Any, str, int]] = [(body, "body", 0)]
+    while pending:
+        value, path, depth = pending.pop()
+        if isinstance(value, str):
+            if not _storable(value):
+                raise BadRequest(f"{path}: strings must not contain NUL characters or unpaired surrogates")
+        elif isinstance(value, (dict, list)):
+            if depth >= most:
+                raise BadRequest(_too_deep())
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in reversed(list(items)):
+                if isinstance(value, dict):
+                    inner = key if path == "body" else f"{path}.{key}"
+                    if not _storable(key):
+                        raise BadRequest(
+                            f"{inner}: strings must not contain NUL characters or unpaired surrogates"
+                        )
+                else:
+                    inner = f"{path}[{key}]"
+                pending.append((item, inner, depth + 1))
+
+
+def _storable(text: str) -> bool:
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def text_body(event: dict) -> dict:
     """Every body of this API is JSON text: a base64-encoded one (API Gateway's choice for some
-    content types) is decoded here, and one that is not UTF-8 is a 400."""
-    if not event.get("isBase64Encoded") or not event.get("body"):
+    content types) is decoded here, and one that is not UTF-8 is a 400. A GET or DELETE is answered
+    whatever body it carries: no route of this API reads one."""
+    method = ((event.get("requestContext") or {}).get("http") or {}).get("method", "")
+    if method in ("GET", "HEAD", "DELETE") or not event.get("isBase64Encoded") or not event.get("body"):
         return event
     try:
         text = base64.b64decode(event["body"], validate=True).decode("utf-8")
@@ -169,4 +253,18 @@ def openapi_document(routers: list[APIGatewayHttpRouter]) -> dict:
     schema = app.get_openapi_schema(
         title=API_TITLE, version=__version__, description="Knowledge-graph memory for LLM agents"
     )
-    return json.loads(schema.model_dump_json(by_alias=True, exclude_none=True))
+    document = json.loads(schema.model_dump_json(by_alias=True, exclude_none=True))
+    return _without_unprocessable_entity(document)
+
+
+def _without_unprocessable_entity(document: dict) -> dict:
+    """Powertools documents a 422 on every route when it validates requests; ours answer 400 with
+    {"error": ...} instead (each route lists its own statuses), so the 422 and its schemas go."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict):
+                operation.get("responses", {}).pop("422", None)
+    schemas = document.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
+        schemas.pop(name, None)
+    return document

@@ -41,7 +41,7 @@ def create_handler(
 ) -> LambdaHandler:
     """The handler of one function serving `router`; `operation` names its monitoring events;
     `idempotent`: a request with an Idempotency-Key runs once (api/idempotency.py)."""
-    app = create_app(router, other_methods=_served_elsewhere)
+    app = create_app(router, methods_elsewhere=_methods_elsewhere)
     resolve = _resolver(app)
     if idempotent:
         resolve = once_per_idempotency_key(resolve, operation or "request")
@@ -75,7 +75,10 @@ def _serve(resolve: LambdaHandler, event: dict, context: Any, max_body_bytes: in
         return error_event(PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes"))
     if event.get("rawPath") == OPENAPI_PATH:
         if _method(event) != "GET":
-            return error_event(MethodNotAllowed(f"method {_method(event)} not allowed on {OPENAPI_PATH}"))
+            refused = MethodNotAllowed(
+                f"method {_method(event)} not allowed on {OPENAPI_PATH} (allowed: GET)"
+            )
+            return error_event(refused, headers={"Allow": "GET"})
         return _json_response(openapi_document(all_routers()))
     try:
         event = json_whatever_the_content_type(text_body(event))
@@ -114,9 +117,9 @@ def _error_of(response: dict) -> str | None:
         return None
 
 
-def _served_elsewhere(path: str, method: str) -> bool:
-    """Whether any function of the API serves this path with another method."""
-    return any(route.rule.match(path) and route.method != method.upper() for route in _every_route())
+def _methods_elsewhere(path: str) -> frozenset[str]:
+    """The methods any function of the API serves this path with."""
+    return frozenset(route.method for route in _every_route() if route.rule.match(path))
 
 
 @functools.cache

@@ -99,3 +99,19 @@ class Health(BaseModel):
 
 class ErrorBody(BaseModel):
     error: str
+
+
+# What every route may answer before its own code runs (api/handler.py): an unusable configuration.
+CONFIGURATION_INVALID = "the configuration is invalid (the variable is named)"
+
+
+def documented_responses(ok: str, errors: dict[int, str]) -> dict[int, dict]:
+    """A route's `responses` for the OpenAPI document: its 200 (the model of its return annotation)
+    and exactly the error statuses it answers, each with the {"error": ...} body."""
+    return {
+        200: {"description": ok},
+        **{
+            status: {"description": why, "content": {"application/json": {"model": ErrorBody}}}
+            for status, why in sorted(errors.items())
+        },
+    }

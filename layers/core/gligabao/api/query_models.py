@@ -10,7 +10,15 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
 from gligabao.api.models import absent, edge_fields
-from gligabao.api.validation import DatasetField, SessionId, UserId
+from gligabao.api.validation import (
+    NON_BLANK_TEXT_PATTERN,
+    DatasetField,
+    Documented,
+    SessionId,
+    UserId,
+    models_schema,
+    reasoning_schema,
+)
 from gligabao.errors import BadRequest
 from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.query import Answer, Question
@@ -97,23 +105,43 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
-    query: Annotated[str, BeforeValidator(_query_text)] = Field(description="the question; non-empty")
+    query: Annotated[
+        str,
+        BeforeValidator(_query_text),
+        WithJsonSchema({"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN}),
+    ] = Field(description="the question; not blank")
     dataset: DatasetField
-    session_id: SessionId = Field(
-        default=None, description="echoed; at most 128 bytes, no control characters"
-    )
-    reasoning: Annotated[str | dict[str, str] | None, BeforeValidator(_reasoning)] = Field(
-        default=None,
-        description='a level ("none", "low", "medium", "high") or {"query": ..., "detect_geo": ...}',
-    )
-    models: Annotated[dict[str, str] | None, BeforeValidator(_models)] = Field(
-        default=None, description='the model of each stage: {"query": ..., "detect_geo": ...}'
-    )
-    geo_nearby: Annotated[bool | None, BeforeValidator(_strict_bool)] = Field(
+    session_id: SessionId = None
+    reasoning: Annotated[
+        str | dict[str, str] | None,
+        BeforeValidator(_reasoning),
+        Documented(lambda: reasoning_schema(QUERY_STAGES, "query")),
+    ] = None
+    models: Annotated[
+        dict[str, str] | None, BeforeValidator(_models), Documented(lambda: models_schema(QUERY_STAGES))
+    ] = None
+    geo_nearby: Annotated[
+        bool | None,
+        BeforeValidator(_strict_bool),
+        WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "null"}]}),
+    ] = Field(
         default=None, description="search the geo entities near the places of the question (needs geo on)"
     )
-    geo_radius_km: Annotated[float | None, BeforeValidator(_radius)] = Field(
-        default=None, description="radius of that search, in (0, 20015]; giving it turns the search on"
+    geo_radius_km: Annotated[
+        float | None,
+        BeforeValidator(_radius),
+        WithJsonSchema(
+            {
+                "anyOf": [
+                    {"type": "number", "exclusiveMinimum": 0, "maximum": GEO_RADIUS_MAX_KM},
+                    {"type": "null"},
+                ]
+            }
+        ),
+    ] = Field(
+        default=None,
+        description="radius of that search in kilometers, in (0, 20015]; giving it turns the search on "
+        "(400 with geo_nearby false)",
     )
     as_of: AsOf = None
 

@@ -5,8 +5,6 @@ Unknown fields are refused (400 naming them), so a misspelt `sesion_id` is never
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from datetime import datetime
 from typing import Annotated, Any
@@ -20,16 +18,32 @@ from pydantic import (
     field_validator,
 )
 
-from gligabao.ai.stages import LEVELS, REMEMBER_STAGES, parse_models, parse_reasoning
+from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
 from gligabao.api.models import absent, edge_fields
-from gligabao.api.validation import DatasetField, SessionId, UserId
+from gligabao.api.validation import (
+    NON_BLANK_TEXT_PATTERN,
+    SPACE,
+    DatasetField,
+    Documented,
+    SessionId,
+    UserId,
+    models_schema,
+    reasoning_schema,
+)
 from gligabao.errors import BadRequest
 from gligabao.memory.remember import Remembered, TextToRemember
 from gligabao.model import StoredEdge
 from gligabao.timefmt import parse_rfc3339, rfc3339
 
 IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_RFC3339_TIME = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+_RFC3339 = re.compile(_RFC3339_TIME)  # matched whole, once trimmed
+REFERENCE_TIME_PATTERN = f"^[{SPACE}]*{_RFC3339_TIME}[{SPACE}]*$"
+# Base64 with its exact padding, not empty.
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
+_BASE64 = re.compile(BASE64_PATTERN.removeprefix("^").removesuffix("$"))
 
 
 def _reasoning(value: Any) -> dict[str, str]:
@@ -49,52 +63,47 @@ def _models(value: Any) -> dict[str, str]:
 def _reference_time(value: Any) -> datetime | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not _RFC3339.match(value.strip()):
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value.strip()):
         raise ValueError("reference_time must be an RFC 3339 time with an offset, e.g. 2025-01-31T09:00:00Z")
     try:
         return parse_rfc3339(value)
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is before the year 1 in UTC
+        raise ValueError("reference_time must fall within the years 1 to 9999 in UTC") from None
     except ValueError:
         raise ValueError("reference_time is not a valid time") from None
 
 
-_STAGE_NAMES = list(REMEMBER_STAGES)
 Reasoning = Annotated[
     dict[str, str],
     BeforeValidator(_reasoning),
-    WithJsonSchema(
-        {
-            "anyOf": [
-                {"type": "string", "enum": list(LEVELS)},
-                {
-                    "type": "object",
-                    "propertyNames": {"enum": _STAGE_NAMES},
-                    "additionalProperties": {"type": "string", "enum": list(LEVELS)},
-                },
-            ],
-            "description": "a level for the extract stage, or a level per stage (extract, resolve, image)",
-        }
-    ),
+    Documented(lambda: reasoning_schema(REMEMBER_STAGES, "extract")),
 ]
 Models = Annotated[
-    dict[str, str],
-    BeforeValidator(_models),
-    WithJsonSchema(
-        {
-            "type": "object",
-            "propertyNames": {"enum": _STAGE_NAMES},
-            "additionalProperties": {"type": "string"},
-            "description": "a model per stage (extract, resolve, image)",
-        }
-    ),
+    dict[str, str], BeforeValidator(_models), Documented(lambda: models_schema(REMEMBER_STAGES))
 ]
 ReferenceTime = Annotated[
     datetime | None,
     BeforeValidator(_reference_time),
     WithJsonSchema(
         {
-            "type": "string",
-            "format": "date-time",
-            "description": "RFC 3339 with an offset: when the text was said or written; default now",
+            "anyOf": [
+                {"type": "string", "pattern": REFERENCE_TIME_PATTERN},
+                {"type": "null"},
+            ],
+            "description": "RFC 3339 with an offset, within the years 1 to 9999 in UTC: when the text was said "
+            "or written; default now",
+        }
+    ),
+]
+Text = Annotated[
+    str | None,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN},
+                {"type": "null"},
+            ],
+            "description": "the text to remember, not blank; exactly one of text and image",
         }
     ),
 ]
@@ -103,8 +112,14 @@ ReferenceTime = Annotated[
 class ImageInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    media_type: str = Field(description="image/png, image/jpeg, image/gif or image/webp")
-    data: str = Field(description="the image, base64")
+    media_type: str = Field(
+        description="image/png, image/jpeg, image/gif or image/webp",
+        json_schema_extra={"enum": list(IMAGE_MEDIA_TYPES)},
+    )
+    data: str = Field(
+        description="the image, base64 (padded)",
+        json_schema_extra={"pattern": BASE64_PATTERN, "contentEncoding": "base64"},
+    )
 
     @field_validator("media_type")
     @classmethod
@@ -116,11 +131,10 @@ class ImageInput(BaseModel):
     @field_validator("data")
     @classmethod
     def _base64(cls, value: str) -> str:
-        try:
-            if not base64.b64decode(value, validate=True):
-                raise ValueError
-        except (binascii.Error, ValueError):
-            raise ValueError("image.data must be non-empty base64") from None
+        if not _BASE64.fullmatch(
+            value
+        ):  # the documented pattern, padding exact ("QQ==", not "QQ" or "QUJD=")
+            raise ValueError("image.data must be non-empty base64")
         return value
 
 
@@ -130,7 +144,7 @@ class RememberRequest(BaseModel):
     user_id: UserId
     dataset: DatasetField
     session_id: SessionId = None
-    text: str | None = Field(default=None, description="the text to remember; exactly one of text and image")
+    text: Text = None
     image: ImageInput | None = None
     caption: str | None = Field(default=None, description="with image only")
     reference_time: ReferenceTime = None

@@ -1,20 +1,62 @@
-"""Field types shared by the request models: the SPEC's rules for users, datasets and sessions."""
+"""Field types shared by the request models: the SPEC's rules for users, datasets and sessions, and
+the JSON schema of each rule for the OpenAPI document (patterns a fuzzer can generate from)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from gligabao.ai.stages import LEVELS, MODEL_NAME
 from gligabao.api.deps import memory
 from gligabao.limits import Limits
 
 DATASET_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 DEFAULT_DATASET = "main"
 
-_DATASET_NAME = re.compile(DATASET_NAME_PATTERN)
+_DATASET_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # matched whole: "main\n" is not "main"
+
+# Code point ranges of the Basic Multilingual Plane, for the documented patterns (JSON Schema's
+# ECMA-262 regexes name astral characters differently from Python's; the validators below use
+# unicodedata and refuse the astral ones too). tests/unit/test_field_patterns.py checks every
+# BMP character against the validators.
+CONTROL_RANGES = ((0x0000, 0x001F), (0x007F, 0x009F))  # Unicode category Cc
+SPACE_RANGES = (  # str.isspace(): what str.strip() removes
+    (0x0009, 0x000D), (0x001C, 0x0020), (0x0085, 0x0085), (0x00A0, 0x00A0), (0x1680, 0x1680),
+    (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
+)  # fmt: skip
+INVISIBLE_RANGES = (  # whitespace and categories Zs, Zl, Zp, Cc, Cf: never at the edges of a user id
+    (0x0000, 0x0020), (0x007F, 0x00A0), (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C),
+    (0x06DD, 0x06DD), (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x1680, 0x1680),
+    (0x180E, 0x180E), (0x2000, 0x200F), (0x2028, 0x202F), (0x205F, 0x2064), (0x2066, 0x206F),
+    (0x3000, 0x3000), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB),
+)  # fmt: skip
+
+
+def character_class(*ranges: tuple[tuple[int, int], ...]) -> str:
+    """The inside of a regex character class, in escapes both ECMA-262 and Python read alike."""
+    parts = []
+    for low, high in sorted({pair for group in ranges for pair in group}):
+        parts.append(f"\\u{low:04x}" if low == high else f"\\u{low:04x}-\\u{high:04x}")
+    return "".join(parts)
+
+
+_CONTROL = character_class(CONTROL_RANGES)
+SPACE = character_class(SPACE_RANGES)
+_SPACE_OR_CONTROL = character_class(SPACE_RANGES, CONTROL_RANGES)
+_INVISIBLE = character_class(INVISIBLE_RANGES)
+
+# Nothing invisible at either end, no control character inside.
+USER_ID_PATTERN = f"^[^{_INVISIBLE}](?:[^{_CONTROL}]*[^{_INVISIBLE}])?$"
+# Once trimmed, no control character (the whitespace trimmed may hold some: "chat-42\n").
+SESSION_ID_PATTERN = (
+    f"^[{SPACE}]*(?:[^{_SPACE_OR_CONTROL}](?:[^{_CONTROL}]*[^{_SPACE_OR_CONTROL}])?)?[{SPACE}]*$"
+)
+# Something left once trimmed, and no NUL (PostgreSQL text cannot hold one).
+NON_BLANK_TEXT_PATTERN = f"^[^\\u0000]*[^{SPACE}\\u0000][^\\u0000]*$"
 
 
 def _has_control_characters(value: str) -> bool:
@@ -40,7 +82,7 @@ def _is_invisible(character: str) -> bool:
 
 
 def check_dataset_name(value: str) -> str:
-    if not _DATASET_NAME.match(value):
+    if not _DATASET_NAME.fullmatch(value):
         raise ValueError("dataset must be 1-64 characters of A-Z a-z 0-9 _ . -")
     return value
 
@@ -70,7 +112,99 @@ def _strictly_string(value: object) -> object:
     return value
 
 
-UserId = Annotated[str, BeforeValidator(_strictly_string), AfterValidator(check_user_id)]
-DatasetName = Annotated[str, BeforeValidator(_strictly_string), AfterValidator(check_dataset_name)]
-SessionId = Annotated[str | None, BeforeValidator(_strictly_string), AfterValidator(resolve_session_id)]
+class Documented:
+    """A field's JSON schema in the OpenAPI document, built when the document is: the limits it
+    states are the container's (GB_USER_ID_MAX_BYTES, ...), as the validators enforce them."""
+
+    def __init__(self, schema: Callable[[], dict[str, Any]]):
+        self.schema = schema
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        return self.schema()
+
+
+def _user_id_schema() -> dict[str, Any]:
+    most = _limits().user_id_max_bytes
+    return {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": most,  # characters; the rule is bytes of UTF-8, which only a shorter id can meet
+        "pattern": USER_ID_PATTERN,
+        "description": f"an exact identity, compared byte for byte: at most {most} bytes of UTF-8, no "
+        "control characters, not beginning or ending with whitespace or an invisible character",
+    }
+
+
+def _session_id_schema() -> dict[str, Any]:
+    most = _limits().session_id_max_bytes
+    return {
+        "anyOf": [
+            {"type": "string", "maxLength": most, "pattern": SESSION_ID_PATTERN},
+            {"type": "null"},
+        ],
+        "description": f"labels what the call touches; trimmed, then at most {most} bytes of UTF-8 "
+        "without control characters; empty means no session",
+    }
+
+
+def _dataset_schema() -> dict[str, Any]:
+    return {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": DATASET_NAME_PATTERN,
+        "description": "1-64 characters of A-Z a-z 0-9 _ . -",
+    }
+
+
+UserId = Annotated[
+    str, BeforeValidator(_strictly_string), AfterValidator(check_user_id), Documented(_user_id_schema)
+]
+DatasetName = Annotated[
+    str, BeforeValidator(_strictly_string), AfterValidator(check_dataset_name), Documented(_dataset_schema)
+]
+SessionId = Annotated[
+    str | None,
+    BeforeValidator(_strictly_string),
+    AfterValidator(resolve_session_id),
+    Documented(_session_id_schema),
+]
 DatasetField = Annotated[DatasetName, Field(default=DEFAULT_DATASET)]
+
+
+# --- reasoning and models: the stages of each operation -----------------------------------------
+
+# A level in any case, with whitespace around it: what ai.stages.parse_level accepts.
+LEVEL_PATTERN = (
+    f"^[{SPACE}]*(?:"
+    + "|".join("".join(f"[{ch.upper()}{ch}]" for ch in level) for level in LEVELS)
+    + f")[{SPACE}]*$"
+)
+MODEL_NAME_PATTERN = f"^{MODEL_NAME.pattern}$"
+
+
+def reasoning_schema(stages: tuple[str, ...], main_stage: str) -> dict[str, Any]:
+    level = {"type": "string", "pattern": LEVEL_PATTERN}
+    return {
+        "anyOf": [
+            level,
+            {"type": "object", "propertyNames": {"enum": list(stages)}, "additionalProperties": level},
+            {"type": "null"},
+        ],
+        "description": f"{', '.join(LEVELS)} (any case): the level of the {main_stage} stage, "
+        f"or an object of a level per stage ({', '.join(stages)}); a stage left out reasons at none",
+    }
+
+
+def models_schema(stages: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "anyOf": [
+            {
+                "type": "object",
+                "propertyNames": {"enum": list(stages)},
+                "additionalProperties": {"type": "string", "pattern": MODEL_NAME_PATTERN},
+            },
+            {"type": "null"},
+        ],
+        "description": f"a model per stage ({', '.join(stages)}); a stage left out uses the default model",
+    }

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import memory
-from gligabao.api.models import DatasetDeleted, DatasetList
+from gligabao.api.models import CONFIGURATION_INVALID, DatasetDeleted, DatasetList, documented_responses
 from gligabao.api.validation import DatasetName, UserId
 from gligabao.bootstrap import Bundle
 from gligabao.memory import datasets
@@ -17,7 +17,17 @@ from gligabao.memory import datasets
 router = APIGatewayHttpRouter()
 
 
-@router.get("/v1/gb/datasets", tags=["datasets"], summary="The user's datasets with their counts")
+_UNAVAILABLE = "the database is unreachable, or " + CONFIGURATION_INVALID
+
+
+@router.get(
+    "/v1/gb/datasets",
+    tags=["datasets"],
+    summary="The user's datasets with their counts",
+    responses=documented_responses(
+        "the user's datasets (none: an empty list)", {400: "a missing or bad user_id", 503: _UNAVAILABLE}
+    ),
+)
 def list_datasets(
     user_id: Annotated[UserId, Query()], deps: Annotated[Bundle, Depends(memory)]
 ) -> DatasetList:
@@ -28,6 +38,14 @@ def list_datasets(
     "/v1/gb/datasets/<dataset>",
     tags=["datasets"],
     summary="Delete a dataset and everything in it, vectors included",
+    responses=documented_responses(
+        "the dataset was deleted",
+        {
+            400: "a missing or bad user_id, or a bad dataset name",
+            404: "the dataset does not exist for this user",
+            503: _UNAVAILABLE,
+        },
+    ),
 )
 def delete_dataset(
     dataset: Annotated[DatasetName, Path()],

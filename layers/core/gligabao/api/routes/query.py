@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import Invocation, invocation, memory
-from gligabao.api.models import ErrorBody
+from gligabao.api.models import CONFIGURATION_INVALID, documented_responses
 from gligabao.api.query_models import QueryRequest, QueryResponse
 from gligabao.bootstrap import Bundle
 from gligabao.errors import BadRequest, NotImplementedYet
@@ -18,11 +18,14 @@ from gligabao.memory import query
 router = APIGatewayHttpRouter()
 
 _ERRORS = {
-    400: "invalid JSON body, unknown field, empty query, bad session_id, reasoning, models, geo fields or as_of",
+    400: "invalid JSON body, unknown field, blank query, bad user_id, dataset, session_id, reasoning, models, "
+    "geo fields or as_of",
     404: "the dataset does not exist for this user",
-    413: "the body is larger than 64 KiB",
+    413: "the body is larger than the query limit (64 KiB by default)",
+    501: "geo_nearby or geo_radius_km while geo is on: geo in queries is not built yet",
     502: "the LLM or the embeddings call failed, or the vector store could not be searched",
-    503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY)",
+    503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database is unreachable, or "
+    + CONFIGURATION_INVALID,
 }
 
 
@@ -30,16 +33,7 @@ _ERRORS = {
     "/v1/gb/query",
     tags=["query"],
     summary="Answer a question from the knowledge graph, with the evidence used",
-    responses={
-        200: {
-            "description": "the answer and its evidence",
-            "content": {"application/json": {"model": QueryResponse}},
-        },
-        **{
-            status: {"description": text, "content": {"application/json": {"model": ErrorBody}}}
-            for status, text in _ERRORS.items()
-        },
-    },
+    responses=documented_responses("the answer and its evidence", _ERRORS),
 )
 def post_query(
     request: Annotated[QueryRequest, Body()],

@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Header
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import Invocation, invocation, memory
+from gligabao.api.models import CONFIGURATION_INVALID, documented_responses
 from gligabao.api.remember_models import RememberRequest, RememberResponse
 from gligabao.bootstrap import Bundle
 from gligabao.errors import NotImplementedYet
@@ -23,11 +24,22 @@ IDEMPOTENCY_KEY_DESCRIPTION = (
     "GB_IDEMPOTENCY_TTL_SECONDS (default 24 hours)."
 )
 
+_ERRORS = {
+    400: "invalid JSON body, unknown field, blank text, bad user_id, dataset, session_id, reference_time, "
+    "reasoning, models or image, or not exactly one of text and image",
+    413: "the body is larger than the remember limit (1 MiB by default)",
+    501: "an image: image remember is not built yet",
+    502: "the LLM or the embeddings call failed, or its reply was empty, truncated or unparseable",
+    503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database is unreachable, or "
+    + CONFIGURATION_INVALID,
+}
+
 
 @router.post(
     "/v1/gb/remember",
     tags=["remember"],
     summary="Remember a text: its entities and facts into the dataset's graph",
+    responses=documented_responses("what was stored: entities, edges, superseded edges, chunks", _ERRORS),
 )
 def remember(
     request: Annotated[RememberRequest, Body()],

@@ -8,14 +8,22 @@ from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import memory
-from gligabao.api.models import Health
+from gligabao.api.models import CONFIGURATION_INVALID, Health, documented_responses
 from gligabao.bootstrap import Bundle
 from gligabao.memory.health import health as service_health
 
 router = APIGatewayHttpRouter()
 
 
-@router.get("/v1/gb/health", tags=["system"], summary="Database state and configured providers")
+@router.get(
+    "/v1/gb/health",
+    tags=["system"],
+    summary="Database state and configured providers",
+    responses=documented_responses(
+        "the database state (an unreachable one included) and the providers configured",
+        {503: CONFIGURATION_INVALID},
+    ),
+)
 def health(deps: Annotated[Bundle, Depends(memory)]) -> Health:
     state = service_health(
         deps.database,

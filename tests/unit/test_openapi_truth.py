@@ -1,0 +1,105 @@
+"""The OpenAPI document tells the truth: each route lists exactly the statuses it answers (never
+Powertools' 422), each error with the {"error": ...} body, and the request schemas carry the rules
+the validators enforce, with the container's limits."""
+
+import json
+
+import pytest
+from conftest import ROOT, reconfigure
+
+from gligabao.api.app import openapi_document
+from gligabao.api.routes import all_routers
+from gligabao.limits import Limits
+from gligabao.local.server import LocalApi
+
+STATUSES = {
+    ("/v1/gb/health", "get"): {"200", "503"},
+    ("/v1/gb/datasets", "get"): {"200", "400", "503"},
+    ("/v1/gb/datasets/{dataset}", "delete"): {"200", "400", "404", "503"},
+    ("/v1/gb/remember", "post"): {"200", "400", "413", "501", "502", "503"},
+    ("/v1/gb/query", "post"): {"200", "400", "404", "413", "501", "502", "503"},
+}
+
+
+def test_every_route_lists_exactly_the_statuses_it_answers():
+    document = openapi_document(all_routers())
+
+    listed = {
+        (path, method): set(operation["responses"])
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+    }
+    assert listed == STATUSES
+
+
+def test_no_route_promises_a_422_and_its_schemas_are_gone():
+    text = json.dumps(openapi_document(all_routers()))
+
+    assert '"422"' not in text
+    assert "HTTPValidationError" not in text and "ValidationError" not in text
+
+
+def test_every_error_status_is_documented_with_the_error_body():
+    document = openapi_document(all_routers())
+
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for status, response in operation["responses"].items():
+                schema = response["content"]["application/json"]["schema"]
+                expected = "#/components/schemas/ErrorBody" if status != "200" else schema["$ref"]
+                assert schema == {"$ref": expected}, status
+    assert document["components"]["schemas"]["ErrorBody"]["required"] == ["error"]
+
+
+def test_request_schemas_carry_the_validators_rules():
+    schemas = openapi_document(all_routers())["components"]["schemas"]
+    remember, query = schemas["RememberRequest"]["properties"], schemas["QueryRequest"]["properties"]
+
+    assert remember["user_id"]["maxLength"] == 256 and remember["user_id"]["pattern"].startswith("^[^")
+    assert remember["dataset"]["pattern"] == "^[A-Za-z0-9_.-]{1,64}$"
+    assert remember["session_id"]["anyOf"][0]["maxLength"] == 128
+    assert remember["text"]["anyOf"][0]["minLength"] == 1
+    assert query["query"]["minLength"] == 1 and "pattern" in query["query"]
+    assert query["reasoning"]["anyOf"][1]["propertyNames"] == {"enum": ["query", "detect_geo"]}
+    assert remember["reasoning"]["anyOf"][1]["propertyNames"] == {"enum": ["extract", "resolve", "image"]}
+    assert query["geo_radius_km"]["anyOf"][0] == {"type": "number", "exclusiveMinimum": 0, "maximum": 20015}
+    assert schemas["ImageInput"]["properties"]["media_type"]["enum"] == [
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+    ]
+    assert schemas["RememberRequest"]["additionalProperties"] is False
+
+
+def test_the_documented_limits_are_the_configured_ones():
+    reconfigure(limits=Limits(user_id_max_bytes=40, session_id_max_bytes=20))
+
+    document = openapi_document(all_routers())
+
+    user_id = document["paths"]["/v1/gb/datasets"]["get"]["parameters"][0]["schema"]
+    assert user_id["maxLength"] == 40 and "at most 40 bytes" in user_id["description"]
+    session = document["components"]["schemas"]["QueryRequest"]["properties"]["session_id"]
+    assert session["anyOf"][0]["maxLength"] == 20
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("PUT", "/v1/gb/remember", "POST"),
+        ("GET", "/v1/gb/query", "POST"),
+        ("POST", "/v1/gb/datasets", "GET"),
+        ("POST", "/v1/gb/datasets/main", "DELETE"),
+        ("PATCH", "/v1/gb/artifacts/7", "DELETE, GET"),
+        ("OPTIONS", "/v1/gb/health", "GET"),
+        ("DELETE", "/v1/gb/openapi.json", "GET"),
+    ],
+)
+def test_a_method_the_path_is_not_served_with_is_a_405_listing_the_allowed_ones(method, path, allowed):
+    api = LocalApi(ROOT / "template.yaml")
+
+    status, headers, raw = api.invoke(method, path + "?user_id=u1", {}, b"", "-")
+
+    assert status == 405
+    assert headers["allow"] == allowed
+    assert json.loads(raw) == {"error": f"method {method} not allowed on {path} (allowed: {allowed})"}
