@@ -1,6 +1,8 @@
 """The local API over HTTP: the contract every function shares (404, 405, 501, 413, invalid JSON),
 the OpenAPI document it serves, and its access log."""
 
+import json
+
 import pytest
 from conftest import ROOT
 
@@ -26,6 +28,8 @@ def test_wrong_method_is_405(api, method, path):
 
     assert reply.status == 405
     assert "not allowed" in reply.json["error"]
+    allow = {name.lower(): value for name, value in reply.headers.items()}["allow"]
+    assert allow == {"POST": "GET", "GET": "POST", "PUT": "DELETE, GET"}[method]
 
 
 def test_openapi_document_is_served_and_lists_every_route(api):
@@ -90,9 +94,10 @@ def test_the_access_log_prints_the_path_without_the_query_string(capsys):
     finally:
         server.shutdown()
         server.server_close()
-    logged = capsys.readouterr().err
-    assert "GET /v1/gb/nowhere 404" in logged
-    assert "sk-ant" not in logged
+    logged = capsys.readouterr()
+    access = [json.loads(line) for line in logged.out.splitlines() if '"GET /v1/gb/nowhere 404"' in line]
+    assert access and access[0]["path"] == "/v1/gb/nowhere" and access[0]["status"] == 404
+    assert "sk-ant" not in logged.out + logged.err
 
 
 def test_a_json_body_sent_as_a_form_is_read_as_json(api, fake_anthropic, fake_openai):

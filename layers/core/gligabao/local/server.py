@@ -6,17 +6,25 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import re
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
+from gligabao.limits import (
+    LOCAL_API_MAX_BODY_BYTES,
+    LOCAL_API_MAX_HEAD_BYTES,
+    LOCAL_API_READ_TIMEOUT_SECONDS,
+)
 from gligabao.local.template_routes import DEFAULT_ROUTE, Route, routes_from_template
+from gligabao.observability.logging import get_logger
 
 LOCAL_TIMEOUT_MS = 30_000
 TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml")
@@ -172,38 +180,209 @@ def decode_result(result: dict | str) -> tuple[int, dict[str, str], bytes]:
     return int(result["statusCode"]), headers, raw
 
 
+# The methods an HTTP API route can name: any other (BREW, PROPFIND, TRACE) matches no route, and
+# RFC 9110 (section 9.1) answers a method the server does not implement with 501.
+ROUTE_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+_CONTENT_LENGTH = re.compile(r"[0-9]+")
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,8}")
+_CHUNK_LINE_MAX_BYTES = 1024  # a chunk's size line, extensions included
+_READ_STEP_BYTES = 64 * 1024
+
+# What the client is told (and the log says) when the request itself is unreadable: fixed texts,
+# never the raw request line, which may hold anything.
+_FRAMING_ERRORS = {
+    400: "malformed request line: it must be METHOD PATH HTTP/1.1",
+    408: "the request did not arrive in time",
+    414: f"request line longer than {LOCAL_API_MAX_HEAD_BYTES} bytes",
+    431: f"request line and headers longer than {LOCAL_API_MAX_HEAD_BYTES} bytes, or too many headers",
+    505: "HTTP version not supported: HTTP/1.0 and HTTP/1.1 only",
+}
+
+
+class Refused(Exception):
+    """A request answered before any function sees it; the connection is closed after."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     api: LocalApi
     protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.0"  # an error about the request line still gets a status line
     disable_nagle_algorithm = True  # small JSON replies would otherwise wait ~40 ms for an ACK
     server_version = "gligabao-local"
+    timeout = LOCAL_API_READ_TIMEOUT_SECONDS  # every read of the socket: no thread waits forever
+    quiet = False
+
+    def handle_one_request(self) -> None:
+        """BaseHTTPRequestHandler's, with API Gateway's limits and {"error": ...} for every refusal."""
+        self.command, self.path, self.requestline = None, "", ""
+        self.request_version = self.default_request_version
+        try:
+            self.raw_requestline = self.rfile.readline(LOCAL_API_MAX_HEAD_BYTES + 1)
+            if len(self.raw_requestline) > LOCAL_API_MAX_HEAD_BYTES:
+                self._refuse(Refused(414, _FRAMING_ERRORS[414]))
+                return
+            if not self.raw_requestline:
+                self.close_connection = True
+                return
+            if not self.parse_request():
+                return
+            self._serve()
+            self.wfile.flush()
+        except TimeoutError:  # waiting for the next request of a kept-alive connection, or a slow one
+            self.close_connection = True
+
+    def parse_request(self) -> bool:
+        if len(self.raw_requestline.split()) == 2:  # HTTP/0.9 ("GET /"): no version, no headers
+            self._refuse(Refused(400, _FRAMING_ERRORS[400]))
+            return False
+        if not super().parse_request():
+            return False
+        head = len(self.raw_requestline) + sum(len(value) for value in self.headers.values())
+        if head > LOCAL_API_MAX_HEAD_BYTES:
+            self._refuse(Refused(431, _FRAMING_ERRORS[431]))
+            return False
+        return True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server's own refusals (bad request line, header line too long, HTTP/2.0, ...): its
+        # message quotes the raw request line, so a fixed text is sent instead.
+        self._refuse(Refused(code, _FRAMING_ERRORS.get(code) or HTTPStatus(code).phrase))
 
     def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
+        if self.command not in ROUTE_METHODS:
+            self._refuse(
+                Refused(
+                    501,
+                    f"method {self.command} is not implemented: the API answers "
+                    f"{', '.join(ROUTE_METHODS[:-1])} and {ROUTE_METHODS[-1]}",
+                )
+            )
+            return
+        try:
+            body = self._read_body()
+        except Refused as refused:
+            self._refuse(refused)
+            return
         try:
             status, headers, raw = self.api.invoke(
                 self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
             )
         except Exception:  # a handler that raised: API Gateway answers 500 without details
-            from gligabao.observability.logging import get_logger
-
             get_logger().exception("local API: the handler raised")
             status, headers, raw = 500, {"content-type": "application/json"}, b'{"error": "internal error"}'
+        self._respond(status, headers, raw)
+
+    def _read_body(self) -> bytes:
+        """The body as Content-Length or chunked Transfer-Encoding frame it (RFC 9112, section 6)."""
+        lengths = self.headers.get_all("content-length") or []
+        encodings = self.headers.get_all("transfer-encoding") or []
+        if encodings:
+            if lengths:  # which one frames the body? (request smuggling): refused
+                raise Refused(400, "a request must not carry both Content-Length and Transfer-Encoding")
+            codings = [coding.strip().lower() for value in encodings for coding in value.split(",")]
+            if codings != ["chunked"]:
+                raise Refused(501, "Transfer-Encoding other than chunked is not implemented")
+            return self._read_chunked()
+        if not lengths:
+            return b""
+        values = {part.strip() for value in lengths for part in value.split(",")}
+        if len(values) != 1:
+            raise Refused(400, "Content-Length headers disagree")
+        (value,) = values
+        if not _CONTENT_LENGTH.fullmatch(value):
+            raise Refused(400, "Content-Length must be a non-negative integer")
+        if (
+            len(value.lstrip("0")) > len(str(LOCAL_API_MAX_BODY_BYTES))
+            or int(value) > LOCAL_API_MAX_BODY_BYTES
+        ):
+            raise Refused(413, f"request body larger than {LOCAL_API_MAX_BODY_BYTES} bytes")
+        return self._read_exactly(int(value), time.monotonic())
+
+    def _read_chunked(self) -> bytes:
+        started, body = time.monotonic(), bytearray()
+        while True:
+            line = self.rfile.readline(_CHUNK_LINE_MAX_BYTES + 1)
+            size_text = line.split(b";", 1)[0].strip()
+            if len(line) > _CHUNK_LINE_MAX_BYTES or not _CHUNK_SIZE.fullmatch(size_text):
+                raise Refused(400, "malformed chunked body: a chunk size must be hexadecimal")
+            size = int(size_text, 16)
+            if size == 0:
+                self._skip_trailers()
+                return bytes(body)
+            if len(body) + size > LOCAL_API_MAX_BODY_BYTES:
+                raise Refused(413, f"request body larger than {LOCAL_API_MAX_BODY_BYTES} bytes")
+            body += self._read_exactly(size, started)
+            if self._read_exactly(2, started) != b"\r\n":
+                raise Refused(400, "malformed chunked body: a chunk must end with CRLF")
+
+    def _skip_trailers(self) -> None:
+        for _ in range(100):
+            line = self.rfile.readline(_CHUNK_LINE_MAX_BYTES + 1)
+            if line in (b"\r\n", b"\n", b""):
+                return
+        raise Refused(431, "too many trailer fields after the chunked body")
+
+    def _read_exactly(self, length: int, started: float) -> bytes:
+        """`length` bytes, or a refusal: 400 when the client stops early, 408 when it is too slow."""
+        data = bytearray()
+        while len(data) < length:
+            if time.monotonic() - started > self.timeout:
+                raise Refused(408, _FRAMING_ERRORS[408])
+            try:
+                step = self.rfile.read1(min(_READ_STEP_BYTES, length - len(data)))
+            except TimeoutError:
+                raise Refused(408, _FRAMING_ERRORS[408]) from None
+            if not step:
+                raise Refused(400, "the body is shorter than its Content-Length or chunk size")
+            data += step
+        return bytes(data)
+
+    def _respond(self, status: int, headers: dict[str, str], raw: bytes) -> None:
         self.send_response(status)
         for name, value in headers.items():
-            if name not in ("content-length", "connection", "transfer-encoding"):
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
                 self.send_header(name, value)
         self.send_header("content-length", str(len(raw)))
+        if self.close_connection:
+            self.send_header("connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(raw)
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+    def _refuse(self, refused: Refused) -> None:
+        """{"error": ...} with the refusal's status; the connection is closed (its framing is unknown)."""
+        self.close_connection = True
+        if not self.quiet:
+            get_logger().warning(
+                f"local API refused a request: {refused.status} {refused.message}",
+                extra={"status": refused.status, "client": self.client_address[0]},
+            )
+        try:
+            self._respond(
+                refused.status,
+                {"content-type": "application/json"},
+                json.dumps({"error": refused.message}).encode(),
+            )
+        except OSError:  # the client is gone
+            pass
 
     def log_request(self, code="-", size="-") -> None:
-        # The path only: a query string may carry user ids or tokens, and logs never hold them.
-        sys.stderr.write(f"{self.command} {urlsplit(self.path).path} {code}\n")
+        # The path only (a query string may carry user ids or tokens), through the redacting logger.
+        if not self.quiet:
+            path = urlsplit(self.path).path if self.path else "-"
+            get_logger().info(
+                f"{self.command or '-'} {path} {int(code) if str(code).isdigit() else code}",
+                extra={"method": self.command, "path": path, "status": code},
+            )
+
+    def log_message(self, format: str, *args) -> None:
+        if not self.quiet:
+            get_logger().warning("local API: " + format % args)
 
 
 def make_server(
@@ -212,13 +391,25 @@ def make_server(
     port: int = 7878,
     quiet: bool = False,
     authorizer: Authorizer | None = None,
+    read_timeout: float = LOCAL_API_READ_TIMEOUT_SECONDS,
 ) -> ThreadingHTTPServer:
     api = LocalApi(template, authorizer)
-    handler_class = type("Handler", (_RequestHandler,), {"api": api})
-    if quiet:
-        handler_class.log_message = handler_class.log_request = lambda *args, **kwargs: None
+    handler_class = type("Handler", (_RequestHandler,), {"api": api, "quiet": quiet, "timeout": read_timeout})
     server_class = type(
-        "LocalApiServer", (ThreadingHTTPServer,), {"request_queue_size": 64, "daemon_threads": True}
+        "LocalApiServer",
+        (ThreadingHTTPServer,),
+        {"request_queue_size": 64, "daemon_threads": True, "handle_error": _log_connection_error},
     )
     server = server_class((host, port), handler_class)
     return server
+
+
+def _log_connection_error(server: ThreadingHTTPServer, request: object, client_address: object) -> None:
+    """What socketserver would print to stderr (a traceback): through the redacting logger instead."""
+    error = sys.exc_info()[1]
+    if isinstance(error, ConnectionError):  # the client went away mid-reply: nothing to fix here
+        get_logger().info(
+            "local API: the client closed the connection", extra={"error_type": type(error).__name__}
+        )
+        return
+    get_logger().exception("local API: a connection failed", extra={"error_type": type(error).__name__})
