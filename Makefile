@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query clean bench-load
+.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load
 
 install: $(VENV)/.installed
 
@@ -76,6 +76,10 @@ bench-query: install
 # 32 concurrent clients, remember and query mixed, for 60 s against the local API in its own process.
 bench-load: install
 	$(BIN)/python bench/load.py --clients 32 --seconds 60
+
+# Schemathesis against the local API for 5 minutes, every endpoint, every check (the suite runs a short one).
+bench-fuzz: install
+	$(BIN)/python bench/fuzz.py --minutes 5
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .aws-sam

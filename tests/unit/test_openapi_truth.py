@@ -62,7 +62,8 @@ def test_request_schemas_carry_the_validators_rules():
     assert query["query"]["minLength"] == 1 and "pattern" in query["query"]
     assert query["reasoning"]["anyOf"][1]["propertyNames"] == {"enum": ["query", "detect_geo"]}
     assert remember["reasoning"]["anyOf"][1]["propertyNames"] == {"enum": ["extract", "resolve", "image"]}
-    assert query["geo_radius_km"]["anyOf"][0] == {"type": "number", "exclusiveMinimum": 0, "maximum": 20015}
+    assert query["geo_nearby"]["anyOf"] == [{"const": False}, {"type": "null"}]  # geo is off
+    assert query["geo_radius_km"]["type"] == "null"
     assert schemas["ImageInput"]["properties"]["media_type"]["enum"] == [
         "image/png",
         "image/jpeg",
@@ -70,6 +71,15 @@ def test_request_schemas_carry_the_validators_rules():
         "image/webp",
     ]
     assert schemas["RememberRequest"]["additionalProperties"] is False
+
+
+def test_with_geo_on_the_geo_fields_are_documented_with_their_bounds():
+    reconfigure(geo=True)
+
+    query = openapi_document(all_routers())["components"]["schemas"]["QueryRequest"]["properties"]
+
+    assert query["geo_nearby"]["anyOf"] == [{"type": "boolean"}, {"type": "null"}]
+    assert query["geo_radius_km"]["anyOf"][0] == {"type": "number", "exclusiveMinimum": 0, "maximum": 20015}
 
 
 def test_the_documented_limits_are_the_configured_ones():

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
+from gligabao.api.deps import memory
 from gligabao.api.models import absent, edge_fields
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
@@ -96,6 +97,28 @@ def _radius(value: object) -> object:
     return float(value)
 
 
+def _geo_nearby_schema() -> dict:
+    if not memory().settings.geo:
+        return {
+            "anyOf": [{"const": False}, {"type": "null"}],
+            "description": "geo is off on this server: 400 if true",
+        }
+    return {
+        "anyOf": [{"type": "boolean"}, {"type": "null"}],
+        "description": "search the geo entities near the places of the question",
+    }
+
+
+def _geo_radius_schema() -> dict:
+    if not memory().settings.geo:
+        return {"type": "null", "description": "geo is off on this server: 400 if given"}
+    return {
+        "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": GEO_RADIUS_MAX_KM}, {"type": "null"}],
+        "description": f"radius of the nearby search in kilometers, in (0, {GEO_RADIUS_MAX_KM:g}]; giving it "
+        "turns the search on (400 with geo_nearby false)",
+    }
+
+
 class QueryRequest(BaseModel):
     """`{"user_id": "u1", "query": "Where does Alice work?", "session_id": "chat-42"}`
 
@@ -121,28 +144,11 @@ class QueryRequest(BaseModel):
         dict[str, str] | None, BeforeValidator(_models), Documented(lambda: models_schema(QUERY_STAGES))
     ] = None
     geo_nearby: Annotated[
-        bool | None,
-        BeforeValidator(_strict_bool),
-        WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "null"}]}),
-    ] = Field(
-        default=None, description="search the geo entities near the places of the question (needs geo on)"
-    )
+        bool | None, BeforeValidator(_strict_bool), Documented(lambda: _geo_nearby_schema())
+    ] = None
     geo_radius_km: Annotated[
-        float | None,
-        BeforeValidator(_radius),
-        WithJsonSchema(
-            {
-                "anyOf": [
-                    {"type": "number", "exclusiveMinimum": 0, "maximum": GEO_RADIUS_MAX_KM},
-                    {"type": "null"},
-                ]
-            }
-        ),
-    ] = Field(
-        default=None,
-        description="radius of that search in kilometers, in (0, 20015]; giving it turns the search on "
-        "(400 with geo_nearby false)",
-    )
+        float | None, BeforeValidator(_radius), Documented(lambda: _geo_radius_schema())
+    ] = None
     as_of: AsOf = None
 
     @model_validator(mode="after")

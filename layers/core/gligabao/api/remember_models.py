@@ -139,7 +139,19 @@ class ImageInput(BaseModel):
 
 
 class RememberRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        # check_content's rule, documented: exactly one of text and image, a caption only with an image.
+        json_schema_extra={
+            "oneOf": [
+                {
+                    "required": ["text"],
+                    "properties": {"text": {"type": "string"}, "caption": {"type": "null"}},
+                },
+                {"required": ["image"], "properties": {"image": {"type": "object"}}},
+            ]
+        },
+    )
 
     user_id: UserId
     dataset: DatasetField

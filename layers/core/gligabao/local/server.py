@@ -180,9 +180,10 @@ def decode_result(result: dict | str) -> tuple[int, dict[str, str], bytes]:
     return int(result["statusCode"]), headers, raw
 
 
-# The methods an HTTP API route can name: any other (BREW, PROPFIND, TRACE) matches no route, and
-# RFC 9110 (section 9.1) answers a method the server does not implement with 501.
-ROUTE_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+# Any method reaches the functions, as on API Gateway, whose `ANY` routes (template.yaml) match every
+# method: a function answers 405 with Allow on a path it serves with other methods (BREW, PROPFIND,
+# TRACE included). A method that is not an HTTP token (RFC 9110, section 9.1) is a malformed request.
+_METHOD_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _CONTENT_LENGTH = re.compile(r"[0-9]+")
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,8}")
 _CHUNK_LINE_MAX_BYTES = 1024  # a chunk's size line, extensions included
@@ -254,14 +255,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._refuse(Refused(code, _FRAMING_ERRORS.get(code) or HTTPStatus(code).phrase))
 
     def _serve(self) -> None:
-        if self.command not in ROUTE_METHODS:
-            self._refuse(
-                Refused(
-                    501,
-                    f"method {self.command} is not implemented: the API answers "
-                    f"{', '.join(ROUTE_METHODS[:-1])} and {ROUTE_METHODS[-1]}",
-                )
-            )
+        if not _METHOD_TOKEN.fullmatch(self.command):
+            self._refuse(Refused(400, _FRAMING_ERRORS[400]))
             return
         try:
             body = self._read_body()

@@ -1,0 +1,109 @@
+"""The long hostile-input run: Schemathesis against the local API from its OpenAPI document, every
+endpoint, every phase and check (tests/fuzz_run.py), round after round with new seeds, until the time
+is up. Prints the responses per endpoint and status, and every failure; exits 1 on any failure or a
+5xx other than the documented 501, 502 and 503.
+
+    .venv/bin/python bench/fuzz.py [--minutes 5] [--max-examples 500]
+
+The model providers are the test suite's fakes (real SDKs, real HTTP, a rule-based model), so
+remember and query run their whole pipeline; the database is a scratch database (dropped at the end)
+on DATABASE_URL's server, else on the embedded PostgreSQL in var/bench-pgdata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests")]  # the fake providers, the rule-based model, the fuzz run
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=5.0, help="no new round starts after this")
+    parser.add_argument(
+        "--max-examples", type=int, default=500, help="Hypothesis examples per operation and phase"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seed of the first round (then +1 per round)")
+    args = parser.parse_args()
+
+    from fakes.anthropic_server import FakeAnthropic
+    from fakes.openai_server import FakeOpenAI
+    from fuzz_run import fuzz
+    from remember import _embedded_url, scratch_database
+    from remember_helpers import rule_based_model
+
+    from gligabao.local.server import make_server
+
+    anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
+    anthropic.responder = rule_based_model
+    os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="ERROR")
+    providers = {
+        "anthropic_api_key": "sk-ant-bench",
+        "anthropic_base_url": anthropic.url,
+        "openai_api_key": "sk-bench",
+        "openai_base_url": f"{openai.url}/v1",
+    }
+    statuses: Counter = Counter()
+    failures: list[str] = []
+    errors: list[str] = []
+    rounds, started = 0, time.monotonic()
+    with scratch_database(os.environ.get("DATABASE_URL") or _embedded_url(), providers):
+        server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base_url = f"http://127.0.0.1:{server.server_address[1]}"
+        while time.monotonic() - started < args.minutes * 60:
+            report = fuzz(base_url, max_examples=args.max_examples, seed=args.seed + rounds)
+            rounds += 1
+            statuses.update(report.statuses)
+            failures += report.failures
+            errors += report.errors
+            print(
+                f"round {rounds} (seed {args.seed + rounds - 1}): {report.requests} requests in "
+                f"{report.seconds:.0f} s, {len(report.failures)} failures",
+                flush=True,
+            )
+        server.shutdown()
+        server.server_close()
+    anthropic.stop()
+    openai.stop()
+    return print_report(statuses, failures, errors, rounds, time.monotonic() - started)
+
+
+def print_report(
+    statuses: Counter, failures: list[str], errors: list[str], rounds: int, seconds: float
+) -> int:
+    from fuzz_run import DOCUMENTED_SERVER_ERRORS
+
+    total = sum(statuses.values())
+    print(f"\n{total} requests in {rounds} rounds, {seconds:.0f} s ({total / seconds:.1f} requests/s)\n")
+    by_status: Counter = Counter()
+    for (_, status), count in statuses.items():
+        by_status[status] += count
+    print("status  responses")
+    for status, count in sorted(by_status.items()):
+        print(f"{status:>6}  {count:>9}")
+    print(f"\n{'endpoint':<42} status  responses")
+    for (operation, status), count in sorted(statuses.items()):
+        print(f"{operation:<42} {status:>6}  {count:>9}")
+    undocumented = {
+        key: n for key, n in statuses.items() if key[1] >= 500 and str(key[1]) not in DOCUMENTED_SERVER_ERRORS
+    }
+    print(
+        f"\nundocumented 5xx: {sum(undocumented.values())}; failures: {len(failures)}; run errors: {len(errors)}"
+    )
+    for failure in failures:
+        print("\n--- " + failure)
+    for error in errors:
+        print("\n--- run error: " + error)
+    return 1 if failures or errors or undocumented else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

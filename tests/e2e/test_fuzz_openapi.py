@@ -1,0 +1,31 @@
+"""Schemathesis against the running local API, from the OpenAPI document it serves, every phase and
+check (tests/fuzz_run.py): every response conforms to the document (status, content type, headers,
+body), no 5xx but the documented 501/502/503, data the document calls invalid is refused, and a
+method a path is not served with is a 405 with Allow. A bounded run; `make bench-fuzz` is the long one."""
+
+from fuzz_run import fuzz
+
+# Hypothesis examples per operation and phase: about 600 requests, well under a minute on two cores.
+MAX_EXAMPLES = 60
+OPERATIONS = {
+    "GET /v1/gb/health",
+    "GET /v1/gb/datasets",
+    "DELETE /v1/gb/datasets/{dataset}",
+    "POST /v1/gb/remember",
+    "POST /v1/gb/query",
+}
+
+
+def test_every_response_of_every_route_conforms_to_the_openapi_document(local_api_server, db, models):
+    report = fuzz(local_api_server, max_examples=MAX_EXAMPLES, seed=20251130)
+
+    assert report.errors == []
+    assert report.failures == [], "\n\n".join(report.failures)
+    assert report.server_errors() == {}
+    exercised = {operation for operation, _ in report.statuses}
+    assert exercised >= OPERATIONS
+    assert set(report.by_status()) >= {200, 400, 404, 405}
+    assert all(
+        status == 405 for (operation, status) in report.statuses if operation.endswith("other methods")
+    )
+    assert report.requests >= 300
