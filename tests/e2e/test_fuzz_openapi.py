@@ -9,6 +9,7 @@ from fuzz_run import fuzz
 MAX_EXAMPLES = 60
 OPERATIONS = {
     "GET /v1/gb/health",
+    "GET /v1/gb/openapi.json",
     "GET /v1/gb/datasets",
     "DELETE /v1/gb/datasets/{dataset}",
     "POST /v1/gb/remember",

@@ -107,6 +107,21 @@ def test_a_body_shorter_than_its_content_length_is_a_408_after_the_read_timeout(
     assert READ_TIMEOUT <= seconds < READ_TIMEOUT + 2
 
 
+def test_headers_that_stop_arriving_are_a_408_after_the_read_timeout(server_port):
+    status, _, body, seconds = exchange(server_port, b"GET /v1/gb/health HTTP/1.1\r\nHost: local\r\n")
+
+    assert status == 408 and json.loads(body) == {"error": "the request did not arrive in time"}
+    assert READ_TIMEOUT <= seconds < READ_TIMEOUT + 2
+
+
+def test_an_idle_kept_alive_connection_is_closed_after_the_read_timeout(server_port):
+    with socket.create_connection(("127.0.0.1", server_port), timeout=10) as conn:
+        started = time.monotonic()
+        assert conn.recv(1) == b""
+
+    assert READ_TIMEOUT <= time.monotonic() - started < READ_TIMEOUT + 2
+
+
 def test_a_client_trickling_its_body_is_cut_off_at_the_read_timeout(server_port):
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", server_port), timeout=10) as conn:

@@ -253,8 +253,30 @@ def openapi_document(routers: list[APIGatewayHttpRouter]) -> dict:
     schema = app.get_openapi_schema(
         title=API_TITLE, version=__version__, description="Knowledge-graph memory for LLM agents"
     )
-    document = json.loads(schema.model_dump_json(by_alias=True, exclude_none=True))
-    return _without_unprocessable_entity(document)
+    document = _without_unprocessable_entity(
+        json.loads(schema.model_dump_json(by_alias=True, exclude_none=True))
+    )
+    document["paths"][OPENAPI_PATH] = {"get": _OPENAPI_OPERATION}
+    return document
+
+
+# The document's own route, answered by the handler before routing (api/handler.py).
+OPENAPI_PATH = "/v1/gb/openapi.json"
+_OPENAPI_OPERATION = {
+    "tags": ["system"],
+    "summary": "This OpenAPI document",
+    "operationId": "openapi_document_v1_gb_openapi_json_get",
+    "responses": {
+        "200": {
+            "description": "the OpenAPI 3.1 document of the API",
+            "content": {"application/json": {"schema": {"type": "object", "required": ["openapi", "paths"]}}},
+        },
+        "503": {
+            "description": "the configuration is invalid (the variable is named)",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        },
+    },
+}
 
 
 def _without_unprocessable_entity(document: dict) -> dict:

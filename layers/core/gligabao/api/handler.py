@@ -11,6 +11,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.app import (
+    OPENAPI_PATH,
     body_size,
     create_app,
     error_event,
@@ -27,7 +28,6 @@ from gligabao.limits import Limits
 from gligabao.observability.monitoring import RequestReport, reporting
 
 LambdaHandler = Callable[[dict, Any], dict]
-OPENAPI_PATH = "/v1/gb/openapi.json"
 
 # The operations that end with a monitoring event, and their body limits.
 BODY_LIMITS: dict[str, Callable[[Limits], int]] = {

@@ -220,7 +220,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def handle_one_request(self) -> None:
         """BaseHTTPRequestHandler's, with API Gateway's limits and {"error": ...} for every refusal."""
-        self.command, self.path, self.requestline = None, "", ""
+        self.command, self.path, self.requestline, self.raw_requestline = None, "", "", b""
         self.request_version = self.default_request_version
         try:
             self.raw_requestline = self.rfile.readline(LOCAL_API_MAX_HEAD_BYTES + 1)
@@ -234,8 +234,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 return
             self._serve()
             self.wfile.flush()
-        except TimeoutError:  # waiting for the next request of a kept-alive connection, or a slow one
-            self.close_connection = True
+        except TimeoutError:
+            if self.raw_requestline:  # its headers stopped arriving
+                self._refuse(Refused(408, _FRAMING_ERRORS[408]))
+            self.close_connection = True  # else an idle kept-alive connection: closed quietly
 
     def parse_request(self) -> bool:
         if len(self.raw_requestline.split()) == 2:  # HTTP/0.9 ("GET /"): no version, no headers
