@@ -4,7 +4,7 @@ body parser of every route, and the whole remember handler in-process)."""
 import json
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, reconfigure
 
 from gligabao.api.app import strict_json_body
 from gligabao.api.remember_models import RememberRequest
@@ -87,3 +87,33 @@ def test_a_fact_time_the_model_writes_outside_the_calendar_is_dropped_not_a_cras
     assert parse_fact_time("0001-01-01T00:00:00+14:00") is None
     assert parse_fact_time("9999-12-31T23:59:59-12:00") is None
     assert parse_fact_time("9999-12-31") is not None
+
+
+DEEP = ("[" * 100_000 + "]" * 100_000).encode()
+
+
+def test_a_deeply_nested_body_with_an_idempotency_key_is_a_400():
+    api = LocalApi(ROOT / "template.yaml")
+    headers = {"content-type": "application/json", "idempotency-key": "k1"}
+
+    status, _, raw = api.invoke("POST", "/v1/gb/remember", headers, DEEP, "-")
+
+    assert status == 400 and "nested deeper than 32 levels" in json.loads(raw)["error"]
+
+
+@pytest.mark.parametrize("body", [DEEP, b'{"user_id": "u1", "user_id": "u2", "text": "Alice"}'])
+def test_with_jwt_auth_a_body_the_routes_refuse_is_a_400_not_a_crash(body):
+    from gligabao.local.server import LambdaContext, build_event
+
+    reconfigure(auth_mode="jwt")
+    api = LocalApi(ROOT / "template.yaml")
+    route, params = api.find_route("POST", "/v1/gb/remember")
+    event = build_event(
+        route, params, "POST", "/v1/gb/remember", "", {"content-type": "application/json"}, body, "-"
+    )
+    event["requestContext"]["authorizer"] = {"jwt": {"claims": {"sub": "u1"}}}
+
+    reply = api.handler_of(route)(event, LambdaContext(route.function, "r1"))
+
+    assert reply["statusCode"] == 400
+    assert "invalid JSON body" in json.loads(reply["body"])["error"]

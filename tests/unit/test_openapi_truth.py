@@ -17,7 +17,7 @@ STATUSES = {
     ("/v1/gb/openapi.json", "get"): {"200", "503"},
     ("/v1/gb/datasets", "get"): {"200", "400", "503"},
     ("/v1/gb/datasets/{dataset}", "delete"): {"200", "400", "404", "503"},
-    ("/v1/gb/remember", "post"): {"200", "400", "413", "501", "502", "503"},
+    ("/v1/gb/remember", "post"): {"200", "400", "409", "413", "501", "502", "503"},
     ("/v1/gb/query", "post"): {"200", "400", "404", "413", "501", "502", "503"},
 }
 
@@ -81,6 +81,29 @@ def test_with_geo_on_the_geo_fields_are_documented_with_their_bounds():
 
     assert query["geo_nearby"]["anyOf"] == [{"type": "boolean"}, {"type": "null"}]
     assert query["geo_radius_km"]["anyOf"][0] == {"type": "number", "exclusiveMinimum": 0, "maximum": 20015}
+
+
+def test_with_jwt_auth_every_route_documents_its_401_and_403():
+    reconfigure(auth_mode="jwt")
+
+    document = openapi_document(all_routers())
+
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            assert {"401", "403"} <= set(operation["responses"]), (path, method)
+    assert document["security"] == [{"jwt": []}]
+    assert document["components"]["securitySchemes"]["jwt"]["scheme"] == "bearer"
+
+
+def test_without_jwt_auth_no_route_documents_a_401_or_403():
+    statuses = {
+        status
+        for operations in openapi_document(all_routers())["paths"].values()
+        for operation in operations.values()
+        for status in operation["responses"]
+    }
+
+    assert not statuses & {"401", "403"}
 
 
 def test_the_documented_limits_are_the_configured_ones():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
 import math
 import sys
@@ -256,8 +257,33 @@ def openapi_document(routers: list[APIGatewayHttpRouter]) -> dict:
     document = _without_unprocessable_entity(
         json.loads(schema.model_dump_json(by_alias=True, exclude_none=True))
     )
-    document["paths"][OPENAPI_PATH] = {"get": _OPENAPI_OPERATION}
+    document["paths"][OPENAPI_PATH] = {"get": copy.deepcopy(_OPENAPI_OPERATION)}
+    if memory().settings.auth_mode == "jwt":
+        _with_jwt_refusals(document)
     return document
+
+
+def _with_jwt_refusals(document: dict) -> None:
+    """With GB_AUTH_MODE=jwt every route needs a bearer token (api/auth.py): 401 without one (API
+    Gateway's authorizer answers {"message": "Unauthorized"}), 403 for a user_id not the token's."""
+    document.setdefault("components", {}).setdefault("securitySchemes", {})["jwt"] = {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+    }
+    document["security"] = [{"jwt": []}]
+    error = {"$ref": "#/components/schemas/ErrorBody"}
+    gateway = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            operation["responses"]["401"] = {
+                "description": "no valid bearer token, or a token without a subject",
+                "content": {"application/json": {"schema": {"anyOf": [error, gateway]}}},
+            }
+            operation["responses"]["403"] = {
+                "description": "the request names another user than the token's subject",
+                "content": {"application/json": {"schema": error}},
+            }
 
 
 # The document's own route, answered by the handler before routing (api/handler.py).

@@ -16,12 +16,11 @@ names no valid user runs without idempotency: it is a 400 whatever happens.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from gligabao.api.app import error_event
+from gligabao.api.app import error_event, strict_json_body
 from gligabao.api.deps import memory
 from gligabao.api.validation import check_user_id
 from gligabao.errors import BadRequest, Conflict, GbError
@@ -78,9 +77,9 @@ def replayable(status: int) -> bool:
 def _keyed_request(event: dict, key: str) -> dict | None:
     """What identifies the request (the user and the key) and what its retries must repeat (the
     method, path and JSON body); None when the body names no valid user."""
-    try:
-        body = json.loads(event.get("body") or "")
-    except ValueError:
+    try:  # as the routes parse it: a body they refuse (deep nesting, duplicated keys) is a 400 anyway
+        body = strict_json_body(event.get("body") or "")
+    except (ValueError, GbError):
         return None
     user_id = body.get("user_id") if isinstance(body, dict) else None
     if not isinstance(user_id, str) or not _valid_user(user_id):

@@ -26,12 +26,13 @@ IDEMPOTENCY_KEY_DESCRIPTION = (
 
 _ERRORS = {
     400: "invalid JSON body, unknown field, blank text, bad user_id, dataset, session_id, reference_time, "
-    "reasoning, models or image, or not exactly one of text and image",
+    "reasoning, models or image, or not exactly one of text and image; a malformed Idempotency-Key",
+    409: "the Idempotency-Key was used with another body, or its first request still runs (Retry-After)",
     413: "the body is larger than the remember limit (1 MiB by default)",
     501: "an image: image remember is not built yet",
     502: "the LLM or the embeddings call failed, or its reply was empty, truncated or unparseable",
-    503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database is unreachable, or "
-    + CONFIGURATION_INVALID,
+    503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database or the idempotency "
+    "records are unreachable, or " + CONFIGURATION_INVALID,
 }
 
 
