@@ -7,9 +7,9 @@ from fuzz_run import fuzz
 
 # Hypothesis examples per operation and phase: about 600 requests, well under a minute on two cores.
 MAX_EXAMPLES = 60
+# Every documented operation but GET /v1/gb/openapi.json, which Schemathesis leaves out as the document's own URL.
 OPERATIONS = {
     "GET /v1/gb/health",
-    "GET /v1/gb/openapi.json",
     "GET /v1/gb/datasets",
     "DELETE /v1/gb/datasets/{dataset}",
     "POST /v1/gb/remember",

@@ -101,7 +101,7 @@ def test_a_deeply_nested_body_with_an_idempotency_key_is_a_400():
     assert status == 400 and "nested deeper than 32 levels" in json.loads(raw)["error"]
 
 
-@pytest.mark.parametrize("body", [DEEP, b'{"user_id": "u1", "user_id": "u2", "text": "Alice"}'])
+@pytest.mark.parametrize("body", [DEEP, b'{"user_id": "u1", "user_id": "u1", "text": "Alice"}'])
 def test_with_jwt_auth_a_body_the_routes_refuse_is_a_400_not_a_crash(body):
     from gligabao.local.server import LambdaContext, build_event
 
@@ -117,3 +117,12 @@ def test_with_jwt_auth_a_body_the_routes_refuse_is_a_400_not_a_crash(body):
 
     assert reply["statusCode"] == 400
     assert "invalid JSON body" in json.loads(reply["body"])["error"]
+
+
+def test_a_method_remember_is_not_served_with_is_a_405_whatever_its_idempotency_key():
+    api = LocalApi(ROOT / "template.yaml")
+    headers = {"content-type": "application/json", "idempotency-key": "\u00e9" * 300}
+
+    status, response_headers, _ = api.invoke("TRACE", "/v1/gb/remember", headers, b"{}", "-")
+
+    assert status == 405 and response_headers["allow"] == "POST"

@@ -16,11 +16,12 @@ names no valid user runs without idempotency: it is a 400 whatever happens.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from gligabao.api.app import error_event, strict_json_body
+from gligabao.api.app import error_event
 from gligabao.api.deps import memory
 from gligabao.api.validation import check_user_id
 from gligabao.errors import BadRequest, Conflict, GbError
@@ -45,6 +46,8 @@ def once_per_idempotency_key(resolve: Resolve, operation: str) -> Resolve:
     """`resolve(event, context)` made idempotent for the requests that carry an Idempotency-Key."""
 
     def resolved(event: dict, context: Any) -> dict:
+        if _method(event) != "POST":  # the writes are POSTs: another method is the route's 405, key or not
+            return resolve(event, context)
         try:
             key = idempotency_key(event, memory().limits.idempotency_key_max_chars)
         except BadRequest as exc:
@@ -55,6 +58,10 @@ def once_per_idempotency_key(resolve: Resolve, operation: str) -> Resolve:
         return _once(resolve, event, context, request, operation)
 
     return resolved
+
+
+def _method(event: dict) -> str:
+    return ((event.get("requestContext") or {}).get("http") or {}).get("method", "").upper()
 
 
 def idempotency_key(event: dict, max_chars: int) -> str | None:
@@ -77,9 +84,9 @@ def replayable(status: int) -> bool:
 def _keyed_request(event: dict, key: str) -> dict | None:
     """What identifies the request (the user and the key) and what its retries must repeat (the
     method, path and JSON body); None when the body names no valid user."""
-    try:  # as the routes parse it: a body they refuse (deep nesting, duplicated keys) is a 400 anyway
-        body = strict_json_body(event.get("body") or "")
-    except (ValueError, GbError):
+    try:
+        body = json.loads(event.get("body") or "")
+    except (ValueError, RecursionError):  # RecursionError: thousands of nested arrays (a 400 anyway)
         return None
     user_id = body.get("user_id") if isinstance(body, dict) else None
     if not isinstance(user_id, str) or not _valid_user(user_id):
