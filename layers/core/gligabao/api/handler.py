@@ -12,11 +12,13 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.app import (
     OPENAPI_PATH,
+    PathMethods,
     body_size,
     create_app,
     error_event,
     json_whatever_the_content_type,
     openapi_document,
+    path_methods,
     text_body,
 )
 from gligabao.api.auth import authorized
@@ -117,9 +119,9 @@ def _error_of(response: dict) -> str | None:
         return None
 
 
-def _methods_elsewhere(path: str) -> frozenset[str]:
-    """The methods any function of the API serves this path with."""
-    return frozenset(route.method for route in _every_route() if route.rule.match(path))
+def _methods_elsewhere(path: str) -> PathMethods:
+    """The methods any function of the API routes this path with, and those that are built."""
+    return path_methods(list(_every_route()), path)
 
 
 @functools.cache
