@@ -15,6 +15,10 @@ OPERATIONS = {
     "GET /v1/gb/sessions/{session_id}",
     "GET /v1/gb/artifacts/{artifact_id}",
     "GET /v1/gb/entities/{entity_id}",
+    "DELETE /v1/gb/artifacts/{artifact_id}",
+    "DELETE /v1/gb/entities/{entity_id}",
+    "DELETE /v1/gb/edges/{edge_id}",
+    "GET /v1/gb/graph",
     "POST /v1/gb/remember",
     "POST /v1/gb/query",
 }

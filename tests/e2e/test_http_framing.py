@@ -184,7 +184,7 @@ def test_a_kept_alive_connection_serves_the_next_request_after_a_well_framed_one
         ("BREW", "/v1/gb/remember", "POST"),
         ("PROPFIND", "/v1/gb/health", "GET"),
         ("TRACE", "/v1/gb/datasets/main", "DELETE"),
-        ("MKCOL", "/v1/gb/artifacts/7", "GET"),
+        ("MKCOL", "/v1/gb/artifacts/7", "DELETE, GET"),
     ],
 )
 def test_any_method_a_path_is_not_served_with_is_a_405_listing_the_allowed_ones(

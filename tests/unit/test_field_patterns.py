@@ -9,11 +9,13 @@ import re
 import pytest
 
 from gligabao.ai.stages import parse_level
-from gligabao.api.remember_models import BASE64_PATTERN, REFERENCE_TIME_PATTERN, ImageInput, RememberRequest
+from gligabao.api.query_models import QueryRequest
+from gligabao.api.remember_models import BASE64_PATTERN, ImageInput, RememberRequest
 from gligabao.api.validation import (
     LEVEL_PATTERN,
     NON_BLANK_TEXT_PATTERN,
     SESSION_ID_PATTERN,
+    TIME_PATTERN,
     USER_ID_PATTERN,
     check_dataset_name,
     check_user_id,
@@ -115,18 +117,21 @@ def test_image_data_is_base64_with_exact_padding_as_its_pattern_says():
         "0001-01-01T00:00:00Z",
     ],
 )
-def test_the_reference_time_pattern_matches_the_times_remember_accepts(value):
-    assert _matches(REFERENCE_TIME_PATTERN, value)
+def test_the_time_pattern_matches_the_times_remember_and_query_accept(value):
+    assert _matches(TIME_PATTERN, value)
     RememberRequest.model_validate({"user_id": "u1", "text": "Alice", "reference_time": value})
+    QueryRequest.model_validate({"user_id": "u1", "query": "Where?", "as_of": value})
 
 
 @pytest.mark.parametrize(
     "value", ["2025-01-31", "2025-01-31T09:00:00", "٢٠٢٥-01-31T09:00:00Z", "2025-01-31T09:00:00Z\nx"]
 )
-def test_a_time_outside_the_reference_time_pattern_is_refused(value):
-    assert not _matches(REFERENCE_TIME_PATTERN, value)
+def test_a_time_outside_the_time_pattern_is_refused_by_remember_and_query(value):
+    assert not _matches(TIME_PATTERN, value)
     with pytest.raises(ValueError):
         RememberRequest.model_validate({"user_id": "u1", "text": "Alice", "reference_time": value})
+    with pytest.raises(ValueError):
+        QueryRequest.model_validate({"user_id": "u1", "query": "Where?", "as_of": value})
 
 
 @pytest.mark.parametrize("name", ["main\n", "main\r\n", "", "a" * 65, "main set", "mäin"])

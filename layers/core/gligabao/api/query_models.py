@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated
 
@@ -13,12 +12,14 @@ from gligabao.api.deps import memory
 from gligabao.api.models import absent, edge_fields
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
+    RFC3339,
     DatasetField,
     Documented,
     SessionId,
     UserId,
     models_schema,
     reasoning_schema,
+    time_schema,
 )
 from gligabao.errors import BadRequest
 from gligabao.limits import DEFAULT_LIMITS
@@ -57,15 +58,12 @@ def _strict_bool(value: object) -> object:
     return value
 
 
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
-
-
 def _as_of(value: object) -> datetime | None:
     """RFC 3339 with an offset, as `reference_time` of remember; a time that does not exist
     (February 30, 24:00, an offset of 24 hours, out of the years 1-9999 in UTC) is a 400 too."""
     if value is None:
         return None
-    if not isinstance(value, str) or not _RFC3339.match(value.strip()):
+    if not isinstance(value, str) or not RFC3339.fullmatch(value.strip()):
         raise ValueError("as_of must be an RFC 3339 time with an offset, e.g. 2022-06-01T00:00:00Z")
     try:
         return parse_rfc3339(value)
@@ -77,12 +75,10 @@ AsOf = Annotated[
     datetime | None,
     BeforeValidator(_as_of),
     WithJsonSchema(
-        {
-            "type": "string",
-            "format": "date-time",
-            "description": "RFC 3339 with an offset: answer from the facts valid at that time, "
-            "superseded ones included; default: the live facts",
-        }
+        time_schema(
+            "RFC 3339 with an offset, within the years 1 to 9999 in UTC: answer from the facts valid at "
+            "that time, superseded ones included; default: the live facts"
+        )
     ),
 ]
 

@@ -22,13 +22,14 @@ from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
 from gligabao.api.models import absent, edge_fields
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
-    SPACE,
+    RFC3339,
     DatasetField,
     Documented,
     SessionId,
     UserId,
     models_schema,
     reasoning_schema,
+    time_schema,
 )
 from gligabao.errors import BadRequest
 from gligabao.memory.remember import Remembered, TextToRemember
@@ -36,11 +37,6 @@ from gligabao.model import StoredEdge
 from gligabao.timefmt import parse_rfc3339, rfc3339
 
 IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-_RFC3339_TIME = (
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
-)
-_RFC3339 = re.compile(_RFC3339_TIME)  # matched whole, once trimmed
-REFERENCE_TIME_PATTERN = f"^[{SPACE}]*{_RFC3339_TIME}[{SPACE}]*$"
 # Base64 with its exact padding, not empty.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 _BASE64 = re.compile(BASE64_PATTERN.removeprefix("^").removesuffix("$"))
@@ -63,7 +59,7 @@ def _models(value: Any) -> dict[str, str]:
 def _reference_time(value: Any) -> datetime | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not _RFC3339.fullmatch(value.strip()):
+    if not isinstance(value, str) or not RFC3339.fullmatch(value.strip()):
         raise ValueError("reference_time must be an RFC 3339 time with an offset, e.g. 2025-01-31T09:00:00Z")
     try:
         return parse_rfc3339(value)
@@ -85,14 +81,10 @@ ReferenceTime = Annotated[
     datetime | None,
     BeforeValidator(_reference_time),
     WithJsonSchema(
-        {
-            "anyOf": [
-                {"type": "string", "pattern": REFERENCE_TIME_PATTERN},
-                {"type": "null"},
-            ],
-            "description": "RFC 3339 with an offset, within the years 1 to 9999 in UTC: when the text was said "
-            "or written; default now",
-        }
+        time_schema(
+            "RFC 3339 with an offset, within the years 1 to 9999 in UTC: when the text was said or "
+            "written; default now"
+        )
     ),
 ]
 Text = Annotated[

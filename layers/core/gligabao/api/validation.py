@@ -55,6 +55,22 @@ USER_ID_PATTERN = f"^[^{_INVISIBLE}](?:[^{_CONTROL}]*[^{_INVISIBLE}])?$"
 SESSION_ID_PATTERN = (
     f"^[{SPACE}]*(?:[^{_SPACE_OR_CONTROL}](?:[^{_CONTROL}]*[^{_SPACE_OR_CONTROL}])?)?[{SPACE}]*$"
 )
+# An RFC 3339 time with an offset (reference_time, as_of), whitespace around it trimmed.
+_RFC3339_TIME = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+RFC3339 = re.compile(_RFC3339_TIME)  # matched whole, once trimmed
+TIME_PATTERN = f"^[{SPACE}]*{_RFC3339_TIME}[{SPACE}]*$"
+
+
+def time_schema(description: str) -> dict[str, Any]:
+    """An optional time; the pattern cannot know that February 30 is no date (the validator does)."""
+    return {
+        "anyOf": [{"type": "string", "pattern": TIME_PATTERN}, {"type": "null"}],
+        "description": description,
+    }
+
+
 # Something left once trimmed, and no NUL (PostgreSQL text cannot hold one).
 NON_BLANK_TEXT_PATTERN = f"^[^\\u0000]*[^{SPACE}\\u0000][^\\u0000]*$"
 
