@@ -89,9 +89,9 @@ def print_report(
     print("status  responses")
     for status, count in sorted(by_status.items()):
         print(f"{status:>6}  {count:>9}")
-    print(f"\n{'endpoint':<42} status  responses")
+    print(f"\n{'endpoint':<48} status  responses")
     for (operation, status), count in sorted(statuses.items()):
-        print(f"{operation:<42} {status:>6}  {count:>9}")
+        print(f"{operation:<48} {status:>6}  {count:>9}")
     undocumented = {
         key: n for key, n in statuses.items() if key[1] >= 500 and str(key[1]) not in DOCUMENTED_SERVER_ERRORS
     }
