@@ -16,10 +16,13 @@ How the similarity searches keep the per-dataset filter exact (pgvector 0.6 has 
 index scan: an HNSW scan returns at most `hnsw.ef_search` rows of the whole table, which
 the dataset filter can then empty):
 * a dataset with few rows in an index's table is scanned exactly (bounded count first);
-* otherwise the HNSW index gives the table's nearest `hnsw_candidates` rows, filtered by
-  dataset (and liveness); that is complete unless every candidate was still above the
-  similarity threshold with fewer than the wanted matches left after the filter: only then
-  could a match of this dataset lie beyond the candidates, and the exact scan runs instead.
+* otherwise the HNSW index gives the table's nearest `hnsw_candidates` rows, of which
+  row-level security keeps the user's, filtered by dataset (and liveness); that is complete
+  when fewer than the wanted matches are left only if a candidate the user sees is already
+  below the similarity threshold (the rows beyond the candidates are farther still). Otherwise
+  (every candidate seen above the threshold, or none seen: another user's rows crowd the
+  nearest ones) a match of this dataset could lie beyond the candidates, and the exact scan
+  runs instead.
 Each part runs only when needed (one-time filters on uncorrelated sub-selects).
 """
 
@@ -43,10 +46,14 @@ class KeywordSeeds:
     scores: list[int]
 
 
-# The dataset's keys of some grams (gb_keys of migration 0002). The dataset id is an InitPlan
-# parameter, not a join column: the planner then treats the gram conditions as restrictions and
-# combines their index scans (BitmapOr) instead of filtering the whole dataset.
-_KEYS = "gb_keys((SELECT id FROM dataset),"
+# The entities of the dataset holding some grams (keys of gb_grams, migration 0002) in their name
+# or description, or with one of some name prefixes: ids looked up in the gram and prefix indexes
+# by the functions of migration 0003, which row-level security would otherwise keep from the
+# indexes. The dataset id is an InitPlan parameter: each condition is one array of ids, and the
+# planner combines their primary-key lookups (BitmapOr) instead of filtering the whole dataset.
+_NAMED = "e.id = ANY(gb_entities_named((SELECT id FROM dataset), "
+_DESCRIBED = "e.id = ANY(gb_entities_described((SELECT id FROM dataset), "
+_NAME_PREFIXED = "e.id = ANY(gb_entities_name_prefixed((SELECT id FROM dataset), "
 
 # Arms of one OR of description-gram conditions at most; past it, a looser (still exact) OR is used.
 MAX_DESCRIPTION_ARMS = 84
@@ -97,13 +104,13 @@ def keyword_seeds(
         "term_in_name_score": term_in_name_score,
         "term_in_description_score": term_in_description_score,
     }
-    named = ["left(e.normalized_name, 6) = ANY(%(prefixes)s::text[])"]  # the gb_entities_name_prefix index
+    named = [f"{_NAME_PREFIXED}%(prefixes)s::text[]))"]  # the gb_entities_name_prefix index
     score = [
         "CASE WHEN strpos(%(question)s, e.normalized_name) > 0 THEN %(whole_name_score)s::integer ELSE 0 END"
     ]
     for i, (term, grams) in enumerate(zip(terms, term_grams, strict=True)):
         params[f"t{i}"], params[f"g{i}"] = term, grams
-        named.append(f"gb_grams(e.dataset_id, e.normalized_name) @> {_KEYS} %(g{i})s::text[])")
+        named.append(f"{_NAMED}%(g{i})s::text[]))")
         score.append(
             f"CASE WHEN strpos(e.normalized_name, %(t{i})s) > 0 THEN %(term_in_name_score)s::integer ELSE 0 END"
         )
@@ -218,9 +225,7 @@ _KEYWORD_SQL_WITHOUT_TERMS = """
 def _description_arms(term_count: int, size: int) -> list[str]:
     """Conditions for "the description holds these `size` terms", one per combination of terms."""
     return [
-        f"gb_grams(e.dataset_id, lower(e.description)) @> {_KEYS} "
-        + " || ".join(f"%(g{i})s::text[]" for i in combination)
-        + ")"
+        _DESCRIBED + " || ".join(f"%(g{i})s::text[]" for i in combination) + "))"
         for combination in itertools.combinations(range(term_count), size)
     ]
 
@@ -358,8 +363,7 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
     {n}_exact_needed AS MATERIALIZED (
         SELECT (SELECT yes FROM {n}_small)
             OR ((SELECT count(*) FROM {n}_approx_hits) < %({take})s
-                AND (SELECT count(*) FROM {n}_approx) >= %(candidates)s
-                AND (SELECT min(1 - distance) FROM {n}_approx) >= %(threshold)s) AS yes
+                AND coalesce((SELECT min(1 - distance) FROM {n}_approx), 1) >= %(threshold)s) AS yes
     ),
     {n}_exact AS MATERIALIZED (
         SELECT id, distance
