@@ -47,8 +47,9 @@ def _admin_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def database_url() -> str:
-    """A fresh database for this test session, with the schema applied."""
+def admin_database_url() -> str:
+    """A fresh database for this test session, with the schema applied, as its owner (the
+    embedded superuser, or DATABASE_URL's role): migrations and the tests' own assertions."""
     from gligabao.db.connection import Database
     from gligabao.db.migrate import ensure_schema
 
@@ -66,6 +67,22 @@ def database_url() -> str:
     yield url
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def database_url(admin_database_url) -> str:
+    """The service's URL of the test database: the role gligabao_app, held by row-level security.
+    The embedded PostgreSQL trusts its Unix socket; another server (DATABASE_URL with a password)
+    gets a password for the role from the admin connection, as the deploy gives it one."""
+    from gligabao.db.migrate import APP_ROLE, set_role_password
+
+    params = conninfo_to_dict(admin_database_url)
+    params["user"] = APP_ROLE
+    if params.get("password"):
+        params["password"] = f"test-{os.getpid()}-{os.urandom(8).hex()}"
+        with psycopg.connect(admin_database_url, autocommit=True) as conn:
+            set_role_password(conn, params["password"])
+    return make_conninfo(**params)
 
 
 @pytest.fixture(scope="session")
@@ -110,10 +127,11 @@ GB_TABLES = (
 
 
 @pytest.fixture
-def db(database_url, test_database):
-    """An empty graph, served by this process's bundle; yields a connection of its own for assertions."""
-    reconfigure(database_url=database_url, database=test_database)
-    with psycopg.connect(database_url, autocommit=True) as conn:
+def db(database_url, admin_database_url, test_database):
+    """An empty graph, served by this process's bundle (as gligabao_app); yields a connection of
+    its own for assertions and setup, as the tables' owner: it sees every user's rows."""
+    reconfigure(database_url=database_url, migration_database_url=admin_database_url, database=test_database)
+    with psycopg.connect(admin_database_url, autocommit=True) as conn:
         conn.execute(f"TRUNCATE {GB_TABLES} RESTART IDENTITY CASCADE")
         yield conn
 
@@ -146,6 +164,7 @@ def api(local_api_server, db):
 UNIT_TESTS = ROOT / "tests" / "unit"
 SERVER_FIXTURES = {
     "database_url",
+    "admin_database_url",
     "db",
     "local_api_server",
     "api",

@@ -128,9 +128,9 @@ def _closed_port() -> int:
 
 
 @pytest.fixture
-def fresh_database(database_url, monkeypatch):
+def fresh_database(admin_database_url, monkeypatch):
     """An empty database of its own (no schema yet), as a new Aurora cluster is."""
-    params = conninfo_to_dict(database_url)
+    params = conninfo_to_dict(admin_database_url)
     name = f"{params['dbname']}_deploy"
     admin = make_conninfo(**{**params, "dbname": "postgres"})
     with psycopg.connect(admin, autocommit=True) as conn:

@@ -8,10 +8,10 @@ from gligabao.db.migrate import available_migrations, migrate
 from gligabao.settings import Settings
 
 
-def test_migrations_are_versioned_and_applying_them_again_changes_nothing(db, test_database):
+def test_migrations_are_versioned_and_applying_them_again_changes_nothing(db):
     versions = [version for version, _, _ in available_migrations()]
 
-    assert migrate(test_database.connection(), Settings().embedding_dimensions) == []
+    assert migrate(db, Settings().embedding_dimensions) == []
     recorded = [row[0] for row in db.execute("SELECT version FROM gb_schema_migrations ORDER BY version")]
     assert recorded == versions
 

@@ -114,6 +114,7 @@ def test_concurrent_entity_upserts_make_one_row_without_the_dataset_lock(db, dat
             register_vector(conn)
             start.wait()
             with conn.transaction():
+                conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")  # row-level security
                 return graph_writes.upsert_entities(conn, dataset_id, rows)
 
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:

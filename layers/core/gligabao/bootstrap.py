@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from gligabao.ai.embeddings import Embedder
 from gligabao.ai.llm import LLM
 from gligabao.ai.retries import RetryPolicy
-from gligabao.aws.secrets import ProviderKeys, database_url_from_cluster_secret
+from gligabao.aws.secrets import ProviderKeys, database_url_from_secret
 from gligabao.db.connection import Database
 from gligabao.errors import NotConfigured
 from gligabao.limits import Limits
@@ -125,15 +125,35 @@ class Bundle:
             return built[1]
 
 
-def database_url(settings: Settings) -> str:
-    """DATABASE_URL; on Lambda the proxy endpoint with the cluster secret; else the embedded PostgreSQL."""
+def database_url(settings: Settings, *, admin: bool = False) -> str:
+    """The service's database URL, subject to row-level security: DATABASE_URL; on Lambda the
+    proxy endpoint with the service role's secret; else the embedded PostgreSQL as gligabao_app.
+
+    `admin`: the URL the migrations connect with (the tables' owner): GB_MIGRATION_DATABASE_URL;
+    on Lambda the proxy endpoint with the cluster's master secret; else DATABASE_URL (one role
+    for everything, which owns the tables and so is not held by the policies); else the embedded
+    PostgreSQL's superuser."""
+    from gligabao.db.migrate import APP_ROLE
+
+    if admin:
+        if settings.migration_database_url:
+            return settings.migration_database_url
+        if settings.db_secret_arn:
+            return database_url_from_secret(settings, settings.db_secret_arn)
     if settings.database_url:
         return settings.database_url
-    if settings.db_secret_arn:
-        return database_url_from_cluster_secret(settings)
+    if settings.db_app_secret_arn and not admin:
+        return database_url_from_secret(settings, settings.db_app_secret_arn)
     from gligabao.local.embedded_pg import embedded_database_url
 
-    return embedded_database_url(os.path.join(settings.data_dir, "pgdata"))
+    return embedded_database_url(os.path.join(settings.data_dir, "pgdata"), user=None if admin else APP_ROLE)
+
+
+def admin_database(settings: Settings) -> Database:
+    """Units of work as the tables' owner: for the migrations only, never for the service."""
+    return Database(
+        lambda: database_url(settings, admin=True), server_side_prepare=not settings.behind_rds_proxy
+    )
 
 
 _installed: Bundle | None = None
@@ -167,18 +187,49 @@ def install(new: Bundle | None) -> Bundle | None:
 
 
 def migrate_schema(deadline: float | None) -> list[str]:
-    """Apply the schema to this container's database, waiting for it until `deadline`."""
+    """Apply the schema to this container's database as its owner, waiting for it until
+    `deadline`; then give the service's role the password of its secret (GB_DB_APP_SECRET_ARN),
+    so that a deploy (and a rotated secret, at the next deploy) keeps the two in step."""
+    from gligabao.aws.secrets import secret_password
     from gligabao.db.deploy_migrations import apply_migrations
+    from gligabao.db.migrate import set_role_password
 
-    deps = bundle()
-    return apply_migrations(deps.database, deps.settings.embedding_dimensions, deadline)
+    settings = bundle().settings
+    database = admin_database(settings)
+    try:
+        applied = apply_migrations(database, settings.embedding_dimensions, deadline)
+        if settings.db_app_secret_arn:
+            set_role_password(database.connection(), secret_password(settings.db_app_secret_arn))
+        return applied
+    finally:
+        database.close()
+
+
+def apply_schema() -> list[str]:
+    """Apply the pending migrations as the tables' owner (`gligabao migrate`, `gligabao serve`)."""
+    from gligabao.db.migrate import ensure_schema
+
+    settings = bundle().settings
+    database = admin_database(settings)
+    try:
+        return ensure_schema(database, settings.embedding_dimensions)
+    finally:
+        database.close()
 
 
 def database_passwords() -> list[str]:
-    """The database passwords this container holds (DATABASE_URL's, the cluster secret's), which
-    no error reason may show."""
+    """The database passwords this container may hold (the URLs', the secrets'), which no error
+    reason may show."""
+    from gligabao.aws.secrets import secret_password
     from gligabao.db.deploy_migrations import passwords_in
 
     deps = bundle()
+    settings = deps.settings
     resolved = deps.database.url() if isinstance(deps.database, Database) and deps.database._url else None
-    return passwords_in([deps.settings.database_url, resolved])
+    found = passwords_in([settings.database_url, settings.migration_database_url, resolved])
+    for arn in filter(None, (settings.db_secret_arn, settings.db_app_secret_arn)):
+        try:
+            found.append(secret_password(arn))
+        except Exception:  # an unreadable secret has no password to hide
+            continue
+    return found

@@ -40,6 +40,9 @@ ENVIRONMENT = {
     "GB_JWT_ISSUER": "jwt_issuer",
     "GB_JWT_AUDIENCE": "jwt_audience",
     "GB_JWKS": "jwks",
+    # Row-level security: the service connects as its own role, the migrations as the admin.
+    "GB_MIGRATION_DATABASE_URL": "migration_database_url",
+    "GB_DB_APP_SECRET_ARN": "db_app_secret_arn",
 }
 
 
@@ -82,6 +85,14 @@ class Settings(BaseModel):
     jwt_audience: str | None = None
     jwks: str | None = None
 
+    # Row-level security. database_url (or, on Lambda, the proxy with db_app_secret_arn's
+    # credentials, user gligabao_app) is the service's connection, subject to the policies; the
+    # migrations connect with migration_database_url, else (on Lambda) the cluster's master
+    # secret, else database_url itself; locally the embedded PostgreSQL's superuser migrates and
+    # the service connects as gligabao_app over its Unix socket.
+    migration_database_url: str | None = None
+    db_app_secret_arn: str | None = None
+
     @field_validator("llm_provider", "geo_resolver", "auth_mode", mode="before")
     @classmethod
     def _lowercase(cls, value: object) -> object:
@@ -95,7 +106,7 @@ class Settings(BaseModel):
     @property
     def behind_rds_proxy(self) -> bool:
         """On Lambda the database is reached through RDS Proxy, with the cluster's secret."""
-        return self.database_url is None and self.db_secret_arn is not None
+        return self.database_url is None and (self.db_secret_arn or self.db_app_secret_arn) is not None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

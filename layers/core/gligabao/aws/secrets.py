@@ -66,12 +66,12 @@ def _secret_json(arn: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in parsed.items()} if isinstance(parsed, dict) else {}
 
 
-def database_url_from_cluster_secret(settings: Settings) -> str:
-    """The RDS Proxy endpoint with the credentials of the cluster's secret (TLS required)."""
-    from aws_lambda_powertools.utilities import parameters
+def database_url_from_secret(settings: Settings, secret_arn: str) -> str:
+    """The RDS Proxy endpoint with the credentials of a database secret (the cluster's master
+    user, or the service's own role): TLS required."""
     from psycopg.conninfo import make_conninfo
 
-    secret = json.loads(parameters.get_secret(settings.db_secret_arn))
+    secret = _database_secret(secret_arn)
     return make_conninfo(
         host=settings.db_host or secret["host"],
         port=secret.get("port", 5432),
@@ -80,6 +80,17 @@ def database_url_from_cluster_secret(settings: Settings) -> str:
         password=secret["password"],
         sslmode="require",
     )
+
+
+def secret_password(secret_arn: str) -> str:
+    """The password of a database secret (the service role's, which the migrations set)."""
+    return str(_database_secret(secret_arn)["password"])
+
+
+def _database_secret(secret_arn: str) -> dict:
+    from aws_lambda_powertools.utilities import parameters
+
+    return json.loads(parameters.get_secret(secret_arn))
 
 
 def clear_caches() -> None:

@@ -49,11 +49,13 @@ class KeywordSeeds:
 # The entities of the dataset holding some grams (keys of gb_grams, migration 0002) in their name
 # or description, or with one of some name prefixes: ids looked up in the gram and prefix indexes
 # by the functions of migration 0003, which row-level security would otherwise keep from the
-# indexes. The dataset id is an InitPlan parameter: each condition is one array of ids, and the
-# planner combines their primary-key lookups (BitmapOr) instead of filtering the whole dataset.
-_NAMED = "e.id = ANY(gb_entities_named((SELECT id FROM dataset), "
-_DESCRIBED = "e.id = ANY(gb_entities_described((SELECT id FROM dataset), "
-_NAME_PREFIXED = "e.id = ANY(gb_entities_name_prefixed((SELECT id FROM dataset), "
+# indexes. Each lookup is a sub-select (cast: an array, not a set), so an InitPlan: called once
+# per statement whatever the plan (a function in a filter would be called on every row); each
+# condition is one array of ids, and the planner combines their primary-key lookups (BitmapOr)
+# instead of filtering the whole dataset.
+_NAMED = "e.id = ANY((SELECT gb_entities_named((SELECT id FROM dataset), "
+_DESCRIBED = "e.id = ANY((SELECT gb_entities_described((SELECT id FROM dataset), "
+_NAME_PREFIXED = "e.id = ANY((SELECT gb_entities_name_prefixed((SELECT id FROM dataset), "
 
 # Arms of one OR of description-gram conditions at most; past it, a looser (still exact) OR is used.
 MAX_DESCRIPTION_ARMS = 84
@@ -104,13 +106,13 @@ def keyword_seeds(
         "term_in_name_score": term_in_name_score,
         "term_in_description_score": term_in_description_score,
     }
-    named = [f"{_NAME_PREFIXED}%(prefixes)s::text[]))"]  # the gb_entities_name_prefix index
+    named = [f"{_NAME_PREFIXED}%(prefixes)s::text[]))::bigint[])"]  # the gb_entities_name_prefix index
     score = [
         "CASE WHEN strpos(%(question)s, e.normalized_name) > 0 THEN %(whole_name_score)s::integer ELSE 0 END"
     ]
     for i, (term, grams) in enumerate(zip(terms, term_grams, strict=True)):
         params[f"t{i}"], params[f"g{i}"] = term, grams
-        named.append(f"{_NAMED}%(g{i})s::text[]))")
+        named.append(f"{_NAMED}%(g{i})s::text[]))::bigint[])")
         score.append(
             f"CASE WHEN strpos(e.normalized_name, %(t{i})s) > 0 THEN %(term_in_name_score)s::integer ELSE 0 END"
         )
@@ -225,7 +227,7 @@ _KEYWORD_SQL_WITHOUT_TERMS = """
 def _description_arms(term_count: int, size: int) -> list[str]:
     """Conditions for "the description holds these `size` terms", one per combination of terms."""
     return [
-        _DESCRIBED + " || ".join(f"%(g{i})s::text[]" for i in combination) + "))"
+        _DESCRIBED + " || ".join(f"%(g{i})s::text[]" for i in combination) + "))::bigint[])"
         for combination in itertools.combinations(range(term_count), size)
     ]
 

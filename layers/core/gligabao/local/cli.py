@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gligabao", description="Knowledge-graph memory for LLM agents")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser(
-        "serve", help="run the local API on the embedded PostgreSQL (or DATABASE_URL)"
+        "serve", help="run the local API on the embedded PostgreSQL (or DATABASE_URL, the service's role)"
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=7878)
@@ -49,11 +49,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _migrate(args) -> int:
-    from gligabao.bootstrap import bundle
-    from gligabao.db.migrate import ensure_schema
+    from gligabao.bootstrap import apply_schema
 
-    deps = bundle()
-    applied = ensure_schema(deps.database, deps.settings.embedding_dimensions)
+    applied = apply_schema()  # as the tables' owner (GB_MIGRATION_DATABASE_URL, or the admin)
     print(f"applied: {', '.join(applied)}" if applied else "schema is up to date")
     return 0
 
@@ -68,8 +66,7 @@ def _openapi(args) -> int:
 
 
 def _serve(args) -> int:
-    from gligabao.bootstrap import bundle
-    from gligabao.db.migrate import ensure_schema
+    from gligabao.bootstrap import apply_schema, bundle
     from gligabao.local.server import make_server
 
     deps = _with_auth_options(bundle(), args)
@@ -83,7 +80,7 @@ def _serve(args) -> int:
         except (ValueError, OSError) as error:
             print(f"gligabao serve --auth jwt: {error}", file=sys.stderr)
             return 2
-    ensure_schema(deps.database, deps.settings.embedding_dimensions)
+    apply_schema()  # as the owner; the API then connects as gligabao_app, held by row-level security
     server = make_server(template, args.host, args.port, authorizer=authorizer)
     host, port = server.server_address[:2]
     print(

@@ -9,7 +9,9 @@ import os
 import warnings
 
 
-def embedded_database_url(data_dir: str) -> str:
+def embedded_database_url(data_dir: str, user: str | None = None) -> str:
+    """The URL of the embedded PostgreSQL in `data_dir` (started when it is not running): as its
+    superuser, or as `user` (trusted on the Unix socket, no password)."""
     try:
         import pgserver
     except ImportError as exc:  # the Lambda layer does not ship it
@@ -21,4 +23,9 @@ def embedded_database_url(data_dir: str) -> str:
         warnings.simplefilter("ignore")
         # cleanup_mode=None keeps the server running for the next process (tests, a restarted serve).
         server = pgserver.get_server(data_dir, cleanup_mode=None)
-    return server.get_uri()
+    url = server.get_uri()
+    if user is None:
+        return url
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    return make_conninfo(**{**conninfo_to_dict(url), "user": user, "password": None})
