@@ -510,9 +510,6 @@ def bench_size(admin: str, edges: int, args) -> None:
     plans += [DatasetPlan(f"bench-small-{i}", "main", SMALL_EDGES) for i in range(SMALL_DATASETS)]
     clusters = max(50, sum(plan.edges for plan in plans) // 40)
     url, ready = ensure_database(admin, name, args.rebuild)
-    previous = bootstrap.install(bootstrap.Bundle(Settings(database_url=url, embedding_dimensions=args.dims)))
-    if previous is not None:
-        previous.database.close()
     print(f"\n== {edges:,} edges (database {name}) ==", flush=True)
     if ready:
         print("  data: reused from an earlier build (--rebuild to build again)")
@@ -525,6 +522,11 @@ def bench_size(admin: str, edges: int, args) -> None:
             ),
             flush=True,
         )
+    # Retrieval runs as the service does: as gligabao_app, held by row-level security.
+    app_url = service_url(url)
+    previous = bootstrap.install(bootstrap.Bundle(Settings(database_url=app_url, embedding_dimensions=args.dims)))
+    if previous is not None:
+        previous.database.close()
     describe(url)
 
     rng = random.Random(edges)
@@ -586,6 +588,24 @@ def bench_size(admin: str, edges: int, args) -> None:
                 for key, (hit, wanted) in found.items()
             )
         )
+
+
+def service_url(admin_url: str) -> str:
+    """Apply the migrations a reused database lacks (as its owner), then the URL of the service's
+    role, gligabao_app (given a password when the server asks for one)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from gligabao.db.migrate import APP_ROLE, migrate, set_role_password
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        dims = conn.execute("SELECT dims FROM bench_meta LIMIT 1").fetchone()[0]
+        migrate(conn, dims)
+        params = {**conninfo_to_dict(admin_url), "user": APP_ROLE}
+        if params.get("password"):
+            params["password"] = os.urandom(16).hex()
+            set_role_password(conn, params["password"])
+    return make_conninfo(**params)
 
 
 def describe(url: str) -> None:

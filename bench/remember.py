@@ -83,13 +83,20 @@ class scratch_database:
         params = conninfo_to_dict(self.admin_url)
         params["dbname"] = self.name
         from gligabao import bootstrap
-        from gligabao.db.migrate import ensure_schema
+        from gligabao.db.migrate import APP_ROLE, migrate, set_role_password
         from gligabao.settings import Settings
 
+        # Migrated as the owner; the remembers run as the service does, as gligabao_app (row-level security).
+        settings = Settings(**self.providers)
+        with psycopg.connect(make_conninfo(**params), autocommit=True) as conn:
+            migrate(conn, settings.embedding_dimensions)
+            params["user"] = APP_ROLE
+            if params.get("password"):
+                params["password"] = os.urandom(16).hex()
+                set_role_password(conn, params["password"])
         settings = Settings(database_url=make_conninfo(**params), **self.providers)
         self.bundle = bootstrap.Bundle(settings)
         bootstrap.install(self.bundle)
-        ensure_schema(self.bundle.database, settings.embedding_dimensions)
         return self
 
     def __exit__(self, *exc):

@@ -220,3 +220,55 @@ def test_an_unknown_request_type_answers_failed(response_server, migrate_handler
     migrate_handler(_event("Rename", response_server.url), FakeContext())
 
     assert response_server.requests[0]["body"]["Status"] == "FAILED"
+
+
+@pytest.fixture
+def keeps_the_service_password(database_url, admin_database_url):
+    """The role is the server's: the tests' own password (a server asking for one) is given back."""
+    from gligabao.db.migrate import set_role_password
+
+    yield
+    password = conninfo_to_dict(database_url).get("password")
+    if password:
+        with psycopg.connect(admin_database_url, autocommit=True) as conn:
+            set_role_password(conn, password)
+
+
+def test_create_sets_the_service_roles_password_from_its_secret(
+    fresh_database, response_server, migrate_handler, aws_env, keeps_the_service_password
+):
+    import boto3
+    from moto import mock_aws
+
+    from gligabao.db.migrate import APP_ROLE
+
+    app_password = "app-Pa55word-from-its-own-secret"
+    with mock_aws():
+        arn = boto3.client("secretsmanager", region_name="us-east-1").create_secret(
+            Name="gligabao/database-app",
+            SecretString=json.dumps({"username": APP_ROLE, "password": app_password}),
+        )["ARN"]
+        reconfigure(db_app_secret_arn=arn)
+        migrate_handler(_event("Create", response_server.url), FakeContext())
+
+    body = response_server.requests[0]["body"]
+    assert body["Status"] == "SUCCESS"
+    assert app_password not in json.dumps(body)
+    with psycopg.connect(fresh_database) as conn:
+        stored = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", [APP_ROLE]).fetchone()[0]
+    assert stored.startswith("SCRAM-SHA-256$") and app_password not in stored
+    # the stored verifier is that password's, recomputed from its salt
+    iterations, salt = stored.split("$")[1].split(":")
+    assert _scram_keys(app_password, salt, int(iterations)) == stored.split("$")[2]
+
+
+def _scram_keys(password: str, salt_b64: str, iterations: int) -> str:
+    """StoredKey:ServerKey of a SCRAM-SHA-256 verifier (RFC 5802), to check a stored one."""
+    import base64
+    import hashlib
+    import hmac
+
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(salt_b64), iterations)
+    stored_key = hashlib.sha256(hmac.digest(salted, b"Client Key", "sha256")).digest()
+    server_key = hmac.digest(salted, b"Server Key", "sha256")
+    return f"{base64.b64encode(stored_key).decode()}:{base64.b64encode(server_key).decode()}"

@@ -11,7 +11,7 @@ from psycopg.rows import dict_row
 from graph_rows import add_artifact, add_entity, alice_works_at_acme
 
 from gligabao.db import graph_reads
-from gligabao.db.migrate import APP_ROLE, scram_sha_256_verifier, set_role_password
+from gligabao.db.migrate import APP_ROLE, set_role_password
 from gligabao.memory.retrieval import name_prefix_keys, term_grams
 
 PROTECTED_TABLES = (
@@ -305,15 +305,26 @@ class _NoRows:
         return []
 
 
-def test_the_service_roles_password_is_sent_as_a_scram_verifier_only(db):
-    verifier = scram_sha_256_verifier("pencil", salt=b"0123456789abcdef")
-
-    assert verifier.startswith("SCRAM-SHA-256$4096:")
-    assert "pencil" not in verifier
+def test_the_service_roles_password_is_stored_and_sent_as_a_scram_verifier_only(db):
     db.execute("CREATE ROLE gb_password_probe LOGIN")
+    sent = _Recording(db)
     try:
-        set_role_password(db, "a-secret-password", role="gb_password_probe")
+        set_role_password(sent, "a-secret-password", role="gb_password_probe")
         stored = db.execute("SELECT rolpassword FROM pg_authid WHERE rolname = 'gb_password_probe'").fetchone()[0]
-        assert stored.startswith("SCRAM-SHA-256$4096:") and "a-secret-password" not in stored
     finally:
         db.execute("DROP ROLE gb_password_probe")
+
+    assert stored.startswith("SCRAM-SHA-256$4096:") and "a-secret-password" not in stored
+    assert len(sent.statements) == 1 and "a-secret-password" not in sent.statements[0]
+    assert "SCRAM-SHA-256$4096:" in sent.statements[0]
+
+
+class _Recording:
+    """A connection that records the text of the statements it runs."""
+
+    def __init__(self, conn):
+        self.conn, self.pgconn, self.statements = conn, conn.pgconn, []
+
+    def execute(self, statement, params=None):
+        self.statements.append(statement.as_string(self.conn))
+        return self.conn.execute(statement, params)

@@ -134,7 +134,7 @@ def test_the_environment_names_the_secrets_and_the_proxy(template):
         env = props["Environment"]["Variables"]
         for variable in (
             "GB_SECRETS_ARN",
-            "GB_DB_SECRET_ARN",
+            "GB_DB_APP_SECRET_ARN",
             "GB_DB_HOST",
             "GB_DB_NAME",
             "GB_LLM_MODEL",
@@ -146,6 +146,22 @@ def test_the_environment_names_the_secrets_and_the_proxy(template):
         assert env["POWERTOOLS_SERVICE_NAME"] == "gligabao"
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == "gligabao"
         assert env["GB_DB_HOST"] == {"Fn::GetAtt": ["DatabaseProxy", "Endpoint"]}
+
+
+def test_only_the_migrate_function_can_connect_as_the_tables_owner(template):
+    """Every other function connects as gligabao_app (row-level security) and may read only its secret."""
+    for name, props in _functions(template).items():
+        env = props["Environment"]["Variables"]
+        assert env["GB_DB_APP_SECRET_ARN"] == {"Ref": "DatabaseAppSecret"}, name
+        assert ("GB_DB_SECRET_ARN" in env) == (name == "MigrateFunction"), name
+    for role, statement in _statements(template):
+        resources = _as_list(statement["Resource"])
+        if {"Ref": "DatabaseSecret"} in resources:
+            assert role in ("MigrateFunctionRole", "DatabaseProxyRole"), role
+    proxy_secrets = [auth["SecretArn"] for auth in template["Resources"]["DatabaseProxy"]["Properties"]["Auth"]]
+    assert {"Ref": "DatabaseAppSecret"} in proxy_secrets
+    app_secret = template["Resources"]["DatabaseAppSecret"]["Properties"]["GenerateSecretString"]
+    assert '"username": "gligabao_app"' in app_secret["SecretStringTemplate"]
 
 
 def test_no_secretsmanager_statement_on_every_resource(template):

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import re
-import secrets
 from importlib import resources
 
 import psycopg
@@ -19,8 +15,6 @@ MIGRATION_LOCK_KEY = 0x676C6967
 
 # The service's own role (migration 0003): subject to row-level security, owns nothing.
 APP_ROLE = "gligabao_app"
-
-SCRAM_ITERATIONS = 4096  # PostgreSQL's own default for scram-sha-256 verifiers
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -70,24 +64,8 @@ def ensure_schema(database: Database, embedding_dimensions: int) -> list[str]:
 
 
 def set_role_password(conn: psycopg.Connection, password: str, role: str = APP_ROLE) -> None:
-    """Give `role` this password. Only its SCRAM-SHA-256 verifier is sent (PostgreSQL stores a
-    verifier as given): no statement log or error can ever show the password itself."""
-    conn.execute(
-        sql.SQL("ALTER ROLE {} PASSWORD {}").format(
-            sql.Identifier(role), sql.Literal(scram_sha_256_verifier(password))
-        )
-    )
-
-
-def scram_sha_256_verifier(password: str, salt: bytes | None = None, iterations: int = SCRAM_ITERATIONS) -> str:
-    """The verifier PostgreSQL stores for a scram-sha-256 password (RFC 5802, RFC 7677)."""
-    salt = salt or secrets.token_bytes(16)
-    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
-    client_key = hmac.digest(salted, b"Client Key", "sha256")
-    stored_key = hashlib.sha256(client_key).digest()
-    server_key = hmac.digest(salted, b"Server Key", "sha256")
-
-    def b64(value: bytes) -> str:
-        return base64.b64encode(value).decode()
-
-    return f"SCRAM-SHA-256${iterations}:{b64(salt)}${b64(stored_key)}:{b64(server_key)}"
+    """Give `role` this password. Only its SCRAM-SHA-256 verifier is sent, computed by libpq on
+    this side (PQencryptPasswordConn; PostgreSQL stores a verifier as given): no statement log
+    or error can ever show the password itself."""
+    verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
+    conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(role), sql.Literal(verifier)))

@@ -1,0 +1,87 @@
+"""Which database role connects (row-level security, migration 0003): the service as gligabao_app,
+held by the policies; only the migrations as the tables' owner."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from moto import mock_aws
+from psycopg.conninfo import conninfo_to_dict
+
+from gligabao.bootstrap import database_url
+from gligabao.db.deploy_migrations import safe_reason
+from gligabao.db.migrate import APP_ROLE
+from gligabao.settings import Settings
+
+MASTER_PASSWORD = "master-password-0123456789"
+APP_PASSWORD = "app-password-0123456789"
+
+
+@pytest.fixture
+def secrets(aws_env):
+    with mock_aws():
+        client = boto3.client("secretsmanager", region_name="us-east-1")
+        master = client.create_secret(
+            Name="gligabao/database",
+            SecretString=json.dumps(
+                {"username": "gligabao_admin", "password": MASTER_PASSWORD, "host": "cluster.example"}
+            ),
+        )["ARN"]
+        app = client.create_secret(
+            Name="gligabao/database-app",
+            SecretString=json.dumps({"username": APP_ROLE, "password": APP_PASSWORD}),
+        )["ARN"]
+        yield master, app
+
+
+def test_on_lambda_the_service_connects_through_the_proxy_as_its_own_role(secrets):
+    master, app = secrets
+    settings = Settings(db_secret_arn=master, db_app_secret_arn=app, db_host="proxy.example", db_name="gb")
+
+    url = conninfo_to_dict(database_url(settings))
+
+    assert url["user"] == APP_ROLE and url["password"] == APP_PASSWORD
+    assert url["host"] == "proxy.example" and url["dbname"] == "gb" and url["sslmode"] == "require"
+    assert settings.behind_rds_proxy
+
+
+def test_on_lambda_the_migrations_connect_as_the_master_user(secrets):
+    master, app = secrets
+    settings = Settings(db_secret_arn=master, db_app_secret_arn=app, db_host="proxy.example")
+
+    url = conninfo_to_dict(database_url(settings, admin=True))
+
+    assert url["user"] == "gligabao_admin" and url["password"] == MASTER_PASSWORD
+    assert url["host"] == "proxy.example"
+
+
+def test_database_url_is_the_services_and_the_migration_url_the_owners():
+    settings = Settings(
+        database_url="postgresql://gligabao_app@db/gb", migration_database_url="postgresql://owner@db/gb"
+    )
+
+    assert database_url(settings) == "postgresql://gligabao_app@db/gb"
+    assert database_url(settings, admin=True) == "postgresql://owner@db/gb"
+
+
+def test_without_a_migration_url_database_url_migrates_too():
+    settings = Settings(database_url="postgresql://someone@db/gb")
+
+    assert database_url(settings, admin=True) == "postgresql://someone@db/gb"
+
+
+def test_the_migration_url_is_read_from_its_variable():
+    settings = Settings.from_env(
+        {"DATABASE_URL": "postgresql://gligabao_app@db/gb", "GB_MIGRATION_DATABASE_URL": "postgresql://o@db/gb"}
+    )
+
+    assert settings.migration_database_url == "postgresql://o@db/gb"
+    assert settings.database_url == "postgresql://gligabao_app@db/gb"
+
+
+def test_a_failed_migration_reason_never_shows_the_app_password():
+    reason = safe_reason(RuntimeError(f"ALTER ROLE failed near '{APP_PASSWORD}'"), [APP_PASSWORD])
+
+    assert APP_PASSWORD not in reason
