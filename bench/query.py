@@ -524,7 +524,9 @@ def bench_size(admin: str, edges: int, args) -> None:
         )
     # Retrieval runs as the service does: as gligabao_app, held by row-level security.
     app_url = service_url(url)
-    previous = bootstrap.install(bootstrap.Bundle(Settings(database_url=app_url, embedding_dimensions=args.dims)))
+    previous = bootstrap.install(
+        bootstrap.Bundle(Settings(database_url=app_url, embedding_dimensions=args.dims))
+    )
     if previous is not None:
         previous.database.close()
     describe(url)

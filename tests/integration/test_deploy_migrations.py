@@ -255,7 +255,9 @@ def test_create_sets_the_service_roles_password_from_its_secret(
     assert body["Status"] == "SUCCESS"
     assert app_password not in json.dumps(body)
     with psycopg.connect(fresh_database) as conn:
-        stored = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", [APP_ROLE]).fetchone()[0]
+        stored = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", [APP_ROLE]).fetchone()[
+            0
+        ]
     assert stored.startswith("SCRAM-SHA-256$") and app_password not in stored
     # the stored verifier is that password's, recomputed from its salt
     iterations, salt = stored.split("$")[1].split(":")

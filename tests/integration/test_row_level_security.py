@@ -7,8 +7,8 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
-from psycopg.rows import dict_row
 from graph_rows import add_artifact, add_entity, alice_works_at_acme
+from psycopg.rows import dict_row
 
 from gligabao.db import graph_reads
 from gligabao.db.migrate import APP_ROLE, set_role_password
@@ -35,7 +35,8 @@ def two_users(db) -> dict[str, int]:
     for user in ("u1", "u2"):
         dataset = datasets[user] = alice_works_at_acme(db, user)
         edge, artifact = db.execute(
-            "SELECT id, artifact_id FROM gb_edges WHERE dataset_id = %s AND artifact_id IS NOT NULL", [dataset]
+            "SELECT id, artifact_id FROM gb_edges WHERE dataset_id = %s AND artifact_id IS NOT NULL",
+            [dataset],
         ).fetchone()
         db.execute("INSERT INTO gb_edge_artifacts VALUES (%s, %s)", [edge, artifact])
         db.execute("INSERT INTO gb_edge_sessions VALUES (%s, 'a')", [edge])
@@ -58,11 +59,10 @@ def two_users(db) -> dict[str, int]:
 @contextmanager
 def as_the_service(database_url, user_id: str | None, **connect):
     """A transaction of the service's role, as a unit of work opens it (or without any user)."""
-    with psycopg.connect(database_url, **connect) as conn:
-        with conn.transaction():
-            if user_id is not None:
-                conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
-            yield conn
+    with psycopg.connect(database_url, **connect) as conn, conn.transaction():
+        if user_id is not None:
+            conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
+        yield conn
 
 
 def visible(conn, table: str) -> int:
@@ -200,10 +200,12 @@ def test_the_services_role_cannot_switch_row_level_security_off(db, database_url
 
 def test_the_services_role_owns_nothing_and_has_no_way_around_the_policies(db, database_url):
     role = db.execute(
-        "SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = %s", [APP_ROLE]
+        "SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = %s",
+        [APP_ROLE],
     ).fetchone()
     owned = db.execute(
-        "SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE r.rolname = %s", [APP_ROLE]
+        "SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE r.rolname = %s",
+        [APP_ROLE],
     ).fetchone()[0]
 
     assert role == (False, False, False, False)
@@ -231,9 +233,10 @@ def test_the_keyword_lookups_find_nothing_in_another_users_dataset(db, database_
     theirs = datasets["u2"]
 
     with as_the_service(database_url, "u2") as conn:
-        assert conn.execute(
-            "SELECT cardinality(gb_entities_named(%s, ARRAY['ali']))", [theirs]
-        ).fetchone()[0] == 1
+        assert (
+            conn.execute("SELECT cardinality(gb_entities_named(%s, ARRAY['ali']))", [theirs]).fetchone()[0]
+            == 1
+        )
     with as_the_service(database_url, "u1") as conn:
         for function, keys in (
             ("gb_entities_named", ["ali"]),
@@ -310,7 +313,9 @@ def test_the_service_roles_password_is_stored_and_sent_as_a_scram_verifier_only(
     sent = _Recording(db)
     try:
         set_role_password(sent, "a-secret-password", role="gb_password_probe")
-        stored = db.execute("SELECT rolpassword FROM pg_authid WHERE rolname = 'gb_password_probe'").fetchone()[0]
+        stored = db.execute(
+            "SELECT rolpassword FROM pg_authid WHERE rolname = 'gb_password_probe'"
+        ).fetchone()[0]
     finally:
         db.execute("DROP ROLE gb_password_probe")
 

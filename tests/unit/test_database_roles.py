@@ -74,7 +74,10 @@ def test_without_a_migration_url_database_url_migrates_too():
 
 def test_the_migration_url_is_read_from_its_variable():
     settings = Settings.from_env(
-        {"DATABASE_URL": "postgresql://gligabao_app@db/gb", "GB_MIGRATION_DATABASE_URL": "postgresql://o@db/gb"}
+        {
+            "DATABASE_URL": "postgresql://gligabao_app@db/gb",
+            "GB_MIGRATION_DATABASE_URL": "postgresql://o@db/gb",
+        }
     )
 
     assert settings.migration_database_url == "postgresql://o@db/gb"

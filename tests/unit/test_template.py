@@ -158,7 +158,9 @@ def test_only_the_migrate_function_can_connect_as_the_tables_owner(template):
         resources = _as_list(statement["Resource"])
         if {"Ref": "DatabaseSecret"} in resources:
             assert role in ("MigrateFunctionRole", "DatabaseProxyRole"), role
-    proxy_secrets = [auth["SecretArn"] for auth in template["Resources"]["DatabaseProxy"]["Properties"]["Auth"]]
+    proxy_secrets = [
+        auth["SecretArn"] for auth in template["Resources"]["DatabaseProxy"]["Properties"]["Auth"]
+    ]
     assert {"Ref": "DatabaseAppSecret"} in proxy_secrets
     app_secret = template["Resources"]["DatabaseAppSecret"]["Properties"]["GenerateSecretString"]
     assert '"username": "gligabao_app"' in app_secret["SecretStringTemplate"]
