@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load
+.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security
 
 install: $(VENV)/.installed
 
@@ -72,6 +72,10 @@ bench-idempotency: install
 # Builds 10k/100k/1M-edge datasets the first time (about 11 minutes for 1M on 2 cores), kept in var/bench-pgdata.
 bench-query: install
 	$(BIN)/python bench/query.py --sizes 10k,100k,1m --queries 300 --recall-queries 40
+
+# The same retrievals and remembers alternately as the tables' owner and as gligabao_app.
+bench-row-security: install
+	$(BIN)/python bench/row_security.py
 
 # 32 concurrent clients, remember and query mixed, for 60 s against the local API in its own process.
 bench-load: install

@@ -41,9 +41,10 @@ def main() -> int:
     args = parser.parse_args()
 
     anthropic, openai = start_fakes(args.llm_ms / 1000, args.embed_ms / 1000)
+    scratch = scratch_database()
     with (
-        scratch_database() as database_url,
-        local_api(database_url, anthropic.url, openai.url) as (port, pid),
+        scratch as database_url,
+        local_api(database_url, scratch.owner_url, anthropic.url, openai.url) as (port, pid),
     ):
         print(
             f"gligabao load: {args.clients} clients for {args.seconds:.0f} s, {args.remember_share:.0%} remember, "
@@ -110,7 +111,7 @@ class scratch_database:
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
         from gligabao.db.connection import Database
-        from gligabao.db.migrate import ensure_schema
+        from gligabao.db.migrate import APP_ROLE, ensure_schema
         from gligabao.local.embedded_pg import embedded_database_url
 
         self.admin = embedded_database_url(str(ROOT / "var" / "bench-pgdata"))
@@ -121,7 +122,10 @@ class scratch_database:
         database = Database(lambda: url)
         ensure_schema(database, 1536)
         database.close()
-        return url
+        # The API connects as the service does: as gligabao_app, held by row-level security
+        # (trusted on the embedded PostgreSQL's socket); it migrates as the owner.
+        self.owner_url = url
+        return make_conninfo(**{**conninfo_to_dict(url), "user": APP_ROLE})
 
     def __exit__(self, *exc) -> None:
         import psycopg
@@ -134,11 +138,12 @@ class scratch_database:
 class local_api:
     """`gligabao serve` in a process of its own, configured as a user would: by its environment."""
 
-    def __init__(self, database_url: str, anthropic_url: str, openai_url: str):
+    def __init__(self, database_url: str, owner_url: str, anthropic_url: str, openai_url: str):
         self.env = {
             **os.environ,
             "PYTHONPATH": str(ROOT / "layers" / "core"),
             "DATABASE_URL": database_url,
+            "GB_MIGRATION_DATABASE_URL": owner_url,
             "ANTHROPIC_API_KEY": "sk-ant-load",
             "ANTHROPIC_BASE_URL": anthropic_url,
             "OPENAI_API_KEY": "sk-load",
