@@ -88,7 +88,8 @@ class scratch_database:
 
         # Migrated as the owner; the remembers run as the service does, as gligabao_app (row-level security).
         settings = Settings(**self.providers)
-        with psycopg.connect(make_conninfo(**params), autocommit=True) as conn:
+        self.owner_url = make_conninfo(**params)
+        with psycopg.connect(self.owner_url, autocommit=True) as conn:
             migrate(conn, settings.embedding_dimensions)
             params["user"] = APP_ROLE
             if params.get("password"):
