@@ -95,7 +95,7 @@ def test_database(database_url):
     database.close()
 
 
-def reconfigure(*, database=None, llm=None, embedder=None, **settings) -> Bundle:
+def reconfigure(*, database=None, llm=None, embedder=None, place_resolver=None, **settings) -> Bundle:
     """Replace this process's bundle with one of other settings (and parts), keeping the rest: the
     way tests swap a dependency, instead of environment variables and cache resets."""
     current = bootstrap.bundle()
@@ -106,6 +106,7 @@ def reconfigure(*, database=None, llm=None, embedder=None, **settings) -> Bundle
         embedder=embedder
         if embedder is not None
         else (current._embedder if current._fixed_embedder else None),
+        geo=place_resolver,
     )
     bootstrap.install(new)
     return new

@@ -106,6 +106,7 @@ FORBIDDEN = {
     "db": ("api", "memory", "local", "bootstrap", "ai"),
     "ai": ("api", "memory", "db", "local", "bootstrap"),
     "observability": ("api", "memory", "db", "local", "bootstrap", "ai"),
+    "geo": ("api", "memory", "db", "local", "bootstrap", "ai", "aws", "boto3", "botocore"),
     "model": ("gligabao",),
     "limits": ("gligabao.settings", "gligabao.bootstrap"),
     "settings": ("gligabao.bootstrap", "api", "memory", "db", "ai"),

@@ -5,6 +5,7 @@ the bundle the memory core needs, and nothing else looks a client up.
     bundle().llm          Anthropic (or Claude on Bedrock); 503 when no key is configured
     bundle().embedder     OpenAI embeddings; 503 when no key is configured
     bundle().clock        now, in UTC
+    bundle().geo          the geo resolver (offline gazetteer or Amazon Location); None while geo is off
     bundle().idempotency_records(user_id)   the user's Idempotency-Key records (PostgreSQL)
     bundle().settings     everything read from the environment, limits included
 
@@ -51,6 +52,7 @@ class Bundle:
         embedder: ports.Embedder | None = None,
         clock: Callable[[], datetime] = utcnow,
         keys: ProviderKeys | None = None,
+        geo: ports.GeoResolver | None = None,
     ):
         self.settings = settings
         self.keys = keys or ProviderKeys(settings)
@@ -60,6 +62,7 @@ class Bundle:
         self.clock = clock
         self._llm, self._embedder = llm, embedder
         self._fixed_llm, self._fixed_embedder = llm is not None, embedder is not None
+        self._geo = geo
         self._built: dict[str, tuple[str, object]] = {}
         self._lock = threading.Lock()
 
@@ -110,6 +113,18 @@ class Bundle:
             ),
         )
 
+    @property
+    def geo(self) -> ports.GeoResolver | None:
+        """None while geo is off; else the resolver GB_GEO_RESOLVER names, built on first use
+        (the gazetteer's data, or the boto3 client, is loaded only when geo is on)."""
+        if not self.settings.geo:
+            return None
+        if self._geo is None:
+            with self._lock:
+                if self._geo is None:
+                    self._geo = geo_resolver(self.settings)
+        return self._geo
+
     def idempotency_records(self, user_id: str) -> IdempotencyRecords:
         """The store of the user's Idempotency-Key records (Powertools' persistence layer),
         imported on first use: Powertools' idempotency package imports boto3."""
@@ -123,6 +138,17 @@ class Bundle:
             if built is None or built[0] != key:
                 built = self._built[name] = (key, build(key))
             return built[1]
+
+
+def geo_resolver(settings: Settings) -> ports.GeoResolver:
+    """The resolver of GB_GEO_RESOLVER: `local` (offline) or `aws-location` (GB_PLACE_INDEX)."""
+    if settings.geo_resolver == "aws-location":
+        from gligabao.aws.location import AwsLocationResolver
+
+        return AwsLocationResolver(settings.place_index)
+    from gligabao.geo.gazetteer import local_gazetteer
+
+    return local_gazetteer()
 
 
 def database_url(settings: Settings, *, admin: bool = False) -> str:

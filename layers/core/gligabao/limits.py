@@ -60,6 +60,9 @@ class Limits(BaseModel):
     # --- query: the answer (step 3) and geo ---------------------------------------------------
     query_max_output_tokens: int = Field(2048, gt=0, description="the answer's max output tokens")
     geo_radius_max_km: float = Field(20015.0, gt=0, description="half the Earth's circumference")
+    geo_nearby_entities: int = Field(
+        25, ge=0, description="entities a nearby search adds to the context, nearest first"
+    )
 
     # --- search strategy (not in the seed) ----------------------------------------------------
     keyword_window: int = Field(1000, gt=0, description="most recently updated entities all keyword-scored")

@@ -18,6 +18,8 @@ class StoredEntity:
     type: str
     description: str
     created: bool = False  # created by the call that returns it (remember), else already stored
+    latitude: float | None = None  # a place's coordinates (geo), when known to the call
+    longitude: float | None = None
 
 
 @dataclass(frozen=True)
@@ -122,3 +124,53 @@ class EntityDetails:
     created_at: datetime
     updated_at: datetime
     sessions: tuple[str, ...] = ()  # the sessions it was discovered in
+
+
+# --- geo (SPEC section 9) -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place name resolved to coordinates (degrees) by a geo resolver."""
+
+    name: str  # as the resolver knows it ("Paris")
+    latitude: float
+    longitude: float
+    kind: str = "place"  # city, country, ... as the resolver says
+    country_code: str = ""  # ISO 3166-1 when known (alpha-2 locally, alpha-3 from Amazon Location)
+
+
+@dataclass(frozen=True)
+class GeoAnchor:
+    """A place a nearby search is centred on: a place of the question or a matched place entity."""
+
+    id: int  # its gb_entities row
+    name: str
+    latitude: float
+    longitude: float
+    type: str = "place"
+    description: str = ""
+
+    @property
+    def entity(self) -> StoredEntity:
+        return StoredEntity(self.id, self.name, self.type, self.description)
+
+
+@dataclass(frozen=True)
+class NearbyEntity:
+    """An entity within the radius of an anchor, with its distance to the nearest one."""
+
+    entity: StoredEntity
+    latitude: float
+    longitude: float
+    distance_km: float
+    anchor: GeoAnchor
+
+
+@dataclass(frozen=True)
+class Nearby:
+    """The nearby search of a question: its radius, its anchors, what it found (nearest first)."""
+
+    radius_km: float
+    anchors: tuple[GeoAnchor, ...]
+    entities: tuple[NearbyEntity, ...]

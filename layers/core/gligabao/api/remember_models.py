@@ -189,6 +189,10 @@ class RememberedEntity(BaseModel):
     type: str
     description: str
     created: bool = Field(description="created by this call (false: an entity already stored)")
+    latitude: float | None = Field(
+        default=None, exclude_if=absent, description="a place's coordinates from the geo resolver (geo on)"
+    )
+    longitude: float | None = Field(default=None, exclude_if=absent, description="with latitude")
 
 
 class RememberedEdge(BaseModel):
@@ -239,7 +243,13 @@ class RememberResponse(BaseModel):
             artifact_id=remembered.artifact_id,
             entities=[
                 RememberedEntity(
-                    id=e.id, name=e.name, type=e.type, description=e.description, created=e.created
+                    id=e.id,
+                    name=e.name,
+                    type=e.type,
+                    description=e.description,
+                    created=e.created,
+                    latitude=e.latitude,
+                    longitude=e.longitude,
                 )
                 for e in remembered.entities
             ],

@@ -3,7 +3,7 @@ adapters (PostgreSQL, Anthropic, OpenAI), unit tests wire in-process fakes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from gligabao.db.connection import UnitOfWork
     from gligabao.limits import Limits
+    from gligabao.model import Place
     from gligabao.observability.inferences import CallContext
 
 Reply = TypeVar("Reply", bound="pydantic.BaseModel")
@@ -52,6 +53,14 @@ class Transactions(Protocol):
     def transaction(self, user_id: str, dataset: str | None = None) -> AbstractContextManager[UnitOfWork]: ...
 
 
+class GeoResolver(Protocol):
+    """Place names to coordinates (SPEC section 9): the offline gazetteer or Amazon Location."""
+
+    def resolve(self, names: Iterable[str]) -> dict[str, Place]:
+        """The places found, keyed by the name as given; a name not found is left out."""
+        ...
+
+
 class Memory(Protocol):
     """Everything a use case of the memory core takes: the bundle the bootstrap builds."""
 
@@ -69,3 +78,8 @@ class Memory(Protocol):
 
     @property
     def clock(self) -> Clock: ...
+
+    @property
+    def geo(self) -> GeoResolver | None:
+        """The geo resolver; None while geo is off (GB_GEO)."""
+        ...

@@ -9,10 +9,11 @@ anywhere leaves nothing behind but the `gb_inferences` rows of the model calls m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from gligabao.db import datasets as dataset_rows
+from gligabao.db import geo as geo_rows
 from gligabao.db import graph_writes
 from gligabao.db.connection import UnitOfWork
 from gligabao.memory import fact_resolution
@@ -20,9 +21,10 @@ from gligabao.memory.chunking import split_text
 from gligabao.memory.entity_resolution import resolve_entities
 from gligabao.memory.extraction import TextGraph, extract, merge_extractions
 from gligabao.memory.fact_resolution import FactsStored, Judgement
+from gligabao.memory.geo import locate_places
 from gligabao.memory.operation import Operation, operation
 from gligabao.memory.ports import Embedder, Memory
-from gligabao.model import EndedEdge, StoredEdge, StoredEntity
+from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, save_inferences
 
 
@@ -100,7 +102,8 @@ def remember_text(
         )
         vectors = embed(embedder, op.call, graph, chunks, deadline)
         judgement = judge_facts(memory, op.call, request, graph, vectors, reference_time, now, deadline)
-        return store(memory, op, request, graph, chunks, vectors, judgement, reference_time)
+        places = locate_places(memory.geo, graph.entities)  # {} while geo is off
+        return store(memory, op, request, graph, chunks, vectors, judgement, reference_time, places)
 
 
 def embed(
@@ -166,8 +169,10 @@ def store(
     vectors: Vectors,
     judgement: Judgement,
     reference_time: datetime,
+    places: Mapping[str, Place] | None = None,
 ) -> Remembered:
-    """Write everything in one transaction, under the dataset's lock."""
+    """Write everything in one transaction, under the dataset's lock. `places`: the coordinates
+    of the place entities, by normalized name (geo on: one more statement when there are some)."""
     with memory.database.transaction(request.user_id) as uow:
         conn, now = uow.conn, memory.clock()
         dataset_id = dataset_rows.lock_or_create(conn, request.user_id, request.dataset)
@@ -189,11 +194,20 @@ def store(
         entities = resolve_entities(
             conn, dataset_id, graph.entities, vectors.entities, memory.limits.entity_match_similarity
         )
+        if places:
+            geo_rows.set_coordinates(
+                conn,
+                dataset_id,
+                [(entities[key].id, place.latitude, place.longitude) for key, place in places.items()],
+            )
+            op.counts["entities_located"] = len(places)
         facts = fact_resolution.store_facts(
             conn, dataset_id, graph, entities, vectors.facts, judgement, piece_artifacts, now
         )
         _link(uow, request, graph, entities, facts, piece_artifacts)
-        mentioned = _distinct([entities[e.normalized_name] for e in graph.entities])
+        mentioned = _distinct(
+            [_located(entities[e.normalized_name], places, e.normalized_name) for e in graph.entities]
+        )
         op.counts.update(
             entities_created=sum(e.created for e in mentioned),
             edges_created=sum(stated.edge.created for stated in facts.stated),
@@ -232,6 +246,11 @@ def _link(
         session_entities=entity_ids,
         session_edges=[s.edge.id for s in facts.stated],
     )
+
+
+def _located(entity: StoredEntity, places: Mapping[str, Place] | None, key: str) -> StoredEntity:
+    place = (places or {}).get(key)
+    return entity if place is None else replace(entity, latitude=place.latitude, longitude=place.longitude)
 
 
 def _distinct(entities: list[StoredEntity]) -> list[StoredEntity]:
