@@ -24,7 +24,7 @@ from gligabao.api.validation import (
 from gligabao.errors import BadRequest
 from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.query import Answer, Question
-from gligabao.model import StoredEdge
+from gligabao.model import Nearby, StoredEdge
 from gligabao.timefmt import parse_rfc3339
 
 GEO_RADIUS_MAX_KM = DEFAULT_LIMITS.geo_radius_max_km
@@ -167,7 +167,12 @@ class QueryRequest(BaseModel):
     def stage_models(self) -> dict[str, str]:
         return self.models or {}
 
-    def question(self, request_id: str | None = None, deadline: float | None = None) -> Question:
+    def question(
+        self, request_id: str | None = None, deadline: float | None = None, *, default_radius_km: float = 50.0
+    ) -> Question:
+        """The validated question; a nearby search (`geo_nearby` or `geo_radius_km`) has the
+        request's radius, else the server's (GB_GEO_RADIUS_KM)."""
+        radius = (self.geo_radius_km or default_radius_km) if self.wants_geo else None
         return Question(
             user_id=self.user_id,
             query=self.query,
@@ -178,6 +183,7 @@ class QueryRequest(BaseModel):
             request_id=request_id,
             deadline=deadline,
             as_of=self.as_of,
+            nearby_radius_km=radius,
         )
 
 
@@ -232,12 +238,69 @@ class Evidence(BaseModel):
     passages: list[PassageEvidence]
 
 
+class GeoAnchorOut(BaseModel):
+    id: int = Field(description="gb_entities row id of the place")
+    name: str
+    latitude: float
+    longitude: float
+
+
+class NearbyEntityOut(BaseModel):
+    id: int = Field(description="gb_entities row id")
+    name: str
+    type: str
+    latitude: float
+    longitude: float
+    distance_km: float = Field(description="great-circle distance to the nearest anchor (haversine), in km")
+    anchor: str = Field(description="the name of that anchor")
+    anchor_id: int
+
+
+class NearbyOut(BaseModel):
+    radius_km: float
+    anchors: list[GeoAnchorOut] = Field(
+        description="the places searched around: the question's, then matched ones"
+    )
+    nearby: list[NearbyEntityOut] = Field(description="the entities within the radius, nearest first")
+
+    @classmethod
+    def from_domain(cls, nearby: Nearby) -> NearbyOut:
+        return cls(
+            radius_km=nearby.radius_km,
+            anchors=[
+                GeoAnchorOut(id=a.id, name=a.name, latitude=a.latitude, longitude=a.longitude)
+                for a in nearby.anchors
+            ],
+            nearby=[
+                NearbyEntityOut(
+                    id=n.entity.id,
+                    name=n.entity.name,
+                    type=n.entity.type,
+                    latitude=n.latitude,
+                    longitude=n.longitude,
+                    distance_km=round(n.distance_km, DISTANCE_DECIMALS),
+                    anchor=n.anchor.name,
+                    anchor_id=n.anchor.id,
+                )
+                for n in nearby.entities
+            ],
+        )
+
+
+DISTANCE_DECIMALS = 3  # metres
+
+
 class QueryResponse(BaseModel):
     session_id: str | None = Field(
         default=None, exclude_if=absent, description="the request's session; omitted if it had none"
     )
     answer: str
     evidence: Evidence
+    nearby: NearbyOut | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="geo on and geo_nearby or geo_radius_km: the nearby search; omitted when the question has no place",
+    )
 
     @classmethod
     def from_domain(cls, answer: Answer) -> QueryResponse:
@@ -262,6 +325,7 @@ class QueryResponse(BaseModel):
                     for p in evidence.passages
                 ],
             ),
+            nearby=NearbyOut.from_domain(answer.nearby) if answer.nearby is not None else None,
         )
 
 

@@ -8,7 +8,12 @@
 2. Nothing to answer from: the fixed answer, empty evidence, no LLM call.
 3. Otherwise the LLM (stage `query`) answers from the rendered context only.
 4. The cited ids are validated against the context (evidence.py).
-A query writes nothing but its inferences, saved at the end in a transaction of their own.
+With geo on (SPEC section 9), the `detect_geo` stage lists the places of the question while the
+retrieval runs; only a nearby search (`geo_nearby`, `geo_radius_km`) uses them: the resolved
+places are stored as entities with coordinates and, with the matched entities that have
+coordinates, anchor a search of the entities within the radius, which join the context.
+Without it, a query writes nothing but its inferences, saved at the end in a transaction of
+their own.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ from gligabao.ai.prompts.query import QueryReply, query_prompt
 from gligabao.ai.stages import level_for
 from gligabao.errors import NotFound
 from gligabao.memory.evidence import Evidence, build_evidence
+from gligabao.memory.geo import detect_places, search_nearby
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Embedder, Memory
 from gligabao.memory.retrieval import Context, retrieve
+from gligabao.model import Nearby
 from gligabao.observability.inferences import CallContext, save_inferences
 
 NO_CONTEXT_ANSWER = "I don't have any information in memory to answer that."
@@ -45,6 +52,7 @@ class Question:
     request_id: str | None = None
     deadline: float | None = None  # time.monotonic() instant the provider calls must end before
     as_of: datetime | None = None  # answer from the facts valid then, superseded ones included
+    nearby_radius_km: float | None = None  # geo on: search the entities this near the question's places
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class Answer:
     session_id: str | None
     answer: str
     evidence: Evidence
+    nearby: Nearby | None = None  # the nearby search, when asked and the question has a place
 
 
 def answer(memory: Memory, question: Question) -> Answer:
@@ -65,17 +74,44 @@ def answer(memory: Memory, question: Question) -> Answer:
         request_id=question.request_id,
     ) as op:
         llm, embedder = memory.llm, memory.embedder  # 503 before anything when a key is missing
+        geo = memory.geo
         with memory.database.transaction(question.user_id, question.dataset) as uow:
             if uow.dataset_id is None:
                 raise NotFound(f"dataset {question.dataset!r} not found")
             op.call.dataset_id = uow.dataset_id
             embedding = embedding_pool().submit(_embed_question, embedder, op.call, question)
+            places = (
+                embedding_pool().submit(
+                    detect_places,
+                    llm,
+                    op.call,
+                    question.query,
+                    question.reasoning,
+                    question.models,
+                    question.deadline,
+                )
+                if geo is not None
+                else None
+            )
             try:
                 context = retrieve(
                     uow, question.dataset, question.query, embedding, memory.limits, as_of=question.as_of
                 )
             finally:
-                wait_for([embedding])  # never leave the call with its embedding still in flight
+                # never leave the call with a model call still in flight
+                wait_for([embedding] if places is None else [embedding, places])
+        question_places = places.result() if places is not None else []
+        if geo is not None and question.nearby_radius_km is not None:
+            context.nearby = search_nearby(
+                memory,
+                geo,
+                user_id=question.user_id,
+                dataset=question.dataset,
+                places=question_places,
+                matched_ids=[*context.keyword_seeds, *context.similarity_seeds],
+                radius_km=question.nearby_radius_km,
+            )
+            context.add_nearby_entities()
 
         if context.empty:
             text, evidence = NO_CONTEXT_ANSWER, Evidence()
@@ -99,7 +135,9 @@ def answer(memory: Memory, question: Question) -> Answer:
         with memory.database.transaction(question.user_id) as uow:
             save_inferences(uow.conn, op.call)
         op.counts.update(_counts(context, evidence))
-    return Answer(session_id=question.session_id, answer=text, evidence=evidence)
+        if geo is not None:
+            op.counts.update(_geo_counts(question_places, context.nearby))
+    return Answer(session_id=question.session_id, answer=text, evidence=evidence, nearby=context.nearby)
 
 
 def _embed_question(embedder: Embedder, call: CallContext, question: Question) -> list[float]:
@@ -123,4 +161,12 @@ def _counts(context: Context, evidence: Evidence) -> dict[str, int]:
         "evidence_entities": len(evidence.entities),
         "evidence_edges": len(evidence.edges),
         "evidence_passages": len(evidence.passages),
+    }
+
+
+def _geo_counts(places: list[str], nearby: Nearby | None) -> dict[str, int]:
+    return {
+        "geo_places": len(places),
+        "geo_anchors": len(nearby.anchors) if nearby else 0,
+        "geo_nearby": len(nearby.entities) if nearby else 0,
     }

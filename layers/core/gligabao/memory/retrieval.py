@@ -23,7 +23,7 @@ from gligabao.db.graph_reads import Band
 from gligabao.errors import ProviderError
 from gligabao.limits import DEFAULT_LIMITS, Limits
 from gligabao.memory.names import normalized_name
-from gligabao.model import Passage, StoredEdge, StoredEntity
+from gligabao.model import Nearby, Passage, StoredEdge, StoredEntity
 
 # The numbers of the seed (SPEC section 14) live once, in gligabao.limits (DEFAULT_LIMITS, Limits).
 
@@ -98,6 +98,18 @@ class Context:
     fallback: bool = False  # nothing matched: the seeds are the most recently updated entities
     search_paths: dict[str, str] = field(default_factory=dict)  # index -> "exact", "hnsw" or "hnsw+exact"
     timings_ms: dict[str, float] = field(default_factory=dict)
+    nearby: Nearby | None = None  # geo: the entities near the question's places (rendered apart)
+
+    def add_nearby_entities(self) -> None:
+        """The anchors and the nearby entities join the context's entities (each once), so the
+        answer may cite them."""
+        if self.nearby is None:
+            return
+        known = {entity.id for entity in self.entities}
+        for entity in [a.entity for a in self.nearby.anchors] + [n.entity for n in self.nearby.entities]:
+            if entity.id not in known:
+                known.add(entity.id)
+                self.entities.append(entity)
 
     @property
     def empty(self) -> bool:

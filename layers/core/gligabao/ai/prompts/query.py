@@ -1,7 +1,8 @@
 """Stage `query`: the answer to a question, written only from the retrieved context.
 
 The context is rendered with ids (seeds/query.md, step 3): the subgraph inside `<graph>`,
-the passages inside `<passages>` (left out when there are none), then `<current_time>`,
+the passages inside `<passages>` (left out when there are none), the geo entities near the
+places of the question inside `<nearby>` (only for a nearby search with a place), then `<current_time>`,
 `<as_of>` (only for a question asked as of a time) and the question. The model replies with only JSON: the answer and the ids it used.
 """
 
@@ -14,7 +15,7 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
-from gligabao.model import Passage, StoredEdge, StoredEntity
+from gligabao.model import Nearby, Passage, StoredEdge, StoredEntity
 from gligabao.timefmt import rfc3339
 
 
@@ -24,6 +25,7 @@ class Context(Protocol):
     entities: Sequence[StoredEntity]
     edges: Sequence[StoredEdge]
     passages: Sequence[Passage]
+    nearby: Nearby | None  # geo: the nearby search (its entities are among `entities` too)
 
 
 QUERY_SYSTEM = """You answer questions from a long-term memory: a knowledge graph of entities and facts
@@ -54,6 +56,15 @@ Answering as of a time
 - So an edge with an invalid_at is the answer for <as_of> even though it is no longer true now;
   say it in the past tense when <as_of> is before <current_time>."""
 )
+
+
+# With a nearby search: how to read <nearby>.
+NEARBY_RULES = """
+
+Places nearby
+- <nearby> lists the entities within radius_km of the places of the question (the anchors), each
+  with its great-circle distance to the nearest anchor. They are entities of the context: cite
+  their ids like the others when you use them."""
 
 
 def _ids(value: Any) -> list[int]:
@@ -149,6 +160,22 @@ def render_passages(context: Context) -> str:
     return "\n".join(["<passages>", *lines, "</passages>"])
 
 
+def nearby_line(entity: StoredEntity, distance_km: float, anchor_id: int, anchor: str) -> str:
+    """`[entity 7] Versailles (city): 17.1 km from Paris(3)`"""
+    return (
+        f"[entity {entity.id}] {entity.name} ({entity.type}): {distance_km:.1f} km from {anchor}({anchor_id})"
+    )
+
+
+def render_nearby(nearby: Nearby) -> str:
+    anchors = ", ".join(f"{a.name}({a.id})" for a in nearby.anchors)
+    lines = [
+        nearby_line(found.entity, found.distance_km, found.anchor.id, found.anchor.name)
+        for found in nearby.entities
+    ] or [f"(no entity within {nearby.radius_km:g} km of {anchors})"]
+    return "\n".join([f'<nearby radius_km="{nearby.radius_km:g}" anchors="{anchors}">', *lines, "</nearby>"])
+
+
 def query_prompt(
     context: Context, question: str, current_time: datetime, as_of: datetime | None = None
 ) -> tuple[str, str]:
@@ -157,8 +184,12 @@ def query_prompt(
     parts = [render_graph(context)]
     if context.passages:
         parts.append(render_passages(context))
+    nearby = getattr(context, "nearby", None)
+    if nearby is not None:
+        parts.append(render_nearby(nearby))
     parts.append(f"<current_time>{rfc3339(current_time)}</current_time>")
     if as_of is not None:
         parts.append(f"<as_of>{rfc3339(as_of)}</as_of>")
     parts.append(f"<question>\n{question}\n</question>")
-    return (QUERY_SYSTEM if as_of is None else QUERY_AS_OF_SYSTEM), "\n".join(parts)
+    system = QUERY_SYSTEM if as_of is None else QUERY_AS_OF_SYSTEM
+    return (system if nearby is None else system + NEARBY_RULES), "\n".join(parts)

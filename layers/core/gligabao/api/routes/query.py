@@ -12,7 +12,7 @@ from gligabao.api.deps import Invocation, invocation, memory
 from gligabao.api.models import CONFIGURATION_INVALID, documented_responses
 from gligabao.api.query_models import QueryRequest, QueryResponse
 from gligabao.bootstrap import Bundle
-from gligabao.errors import BadRequest, NotImplementedYet
+from gligabao.errors import BadRequest
 from gligabao.memory import query
 
 router = APIGatewayHttpRouter()
@@ -22,7 +22,6 @@ _ERRORS = {
     "geo fields or as_of",
     404: "the dataset does not exist for this user",
     413: "the body is larger than the query limit (64 KiB by default)",
-    501: "geo_nearby or geo_radius_km while geo is on: geo in queries is not built yet",
     502: "the LLM or the embeddings call failed, or the vector store could not be searched",
     503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database is unreachable, or "
     + CONFIGURATION_INVALID,
@@ -40,8 +39,7 @@ def post_query(
     deps: Annotated[Bundle, Depends(memory)],
     call: Annotated[Invocation, Depends(invocation)],
 ) -> QueryResponse:
-    if request.wants_geo:
-        if not deps.settings.geo:
-            raise BadRequest("geo is not enabled on this server: geo_nearby and geo_radius_km need GB_GEO=on")
-        raise NotImplementedYet("geo in queries is not implemented yet")
-    return QueryResponse.from_domain(query.answer(deps, request.question(call.request_id, call.deadline)))
+    if request.wants_geo and not deps.settings.geo:
+        raise BadRequest("geo is not enabled on this server: geo_nearby and geo_radius_km need GB_GEO=on")
+    question = request.question(call.request_id, call.deadline, default_radius_km=deps.settings.geo_radius_km)
+    return QueryResponse.from_domain(query.answer(deps, question))
