@@ -334,3 +334,41 @@ def test_jwt_mode_needs_an_issuer_and_an_audience(template):
     assert {"Fn::Not": [{"Fn::Contains": [{"Ref": "JwtAudience"}, ""]}]} in [
         a["Assert"] for a in rule["Assertions"]
     ]
+
+
+# --- geo -----------------------------------------------------------------------------------------
+
+
+def test_the_location_service_permission_only_with_geo_on_and_the_aws_location_resolver(template):
+    condition = template["Conditions"]["UseAwsLocation"]["Fn::And"]
+    assert {"Fn::Equals": [{"Ref": "Geo"}, "on"]} in condition
+    assert {"Fn::Equals": [{"Ref": "GeoResolver"}, "aws-location"]} in condition
+    granted = []
+    for name, resource in template["Resources"].items():
+        for policy in (resource.get("Properties") or {}).get("Policies") or []:
+            if "Fn::If" in policy:
+                when, policy, otherwise = policy["Fn::If"]
+                if "geo:" in str(policy):
+                    assert (when, otherwise) == ("UseAwsLocation", {"Ref": "AWS::NoValue"})
+                    granted.append(name)
+                continue
+            assert "geo:" not in str(policy), name
+    assert granted == ["ProviderFunctionRole"]  # remember and query resolve places
+
+
+def test_the_aws_location_resolver_needs_a_place_index(template):
+    rule = template["Rules"]["AwsLocationNeedsPlaceIndex"]
+    assert rule["Assertions"][0]["Assert"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "PlaceIndexName"}, ""]}]}
+
+
+def test_the_functions_know_the_geo_settings(template):
+    for name, props in _functions(template).items():
+        env = props["Environment"]["Variables"]
+        assert {
+            key: env[key] for key in ("GB_GEO", "GB_GEO_RESOLVER", "GB_PLACE_INDEX", "GB_GEO_RADIUS_KM")
+        } == {
+            "GB_GEO": {"Ref": "Geo"},
+            "GB_GEO_RESOLVER": {"Ref": "GeoResolver"},
+            "GB_PLACE_INDEX": {"Ref": "PlaceIndexName"},
+            "GB_GEO_RADIUS_KM": {"Ref": "GeoRadiusKm"},
+        }, name
