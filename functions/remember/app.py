@@ -3,6 +3,7 @@
 from gligabao.ai.snapstart import preload_on_snapshot
 from gligabao.api.handler import create_handler
 from gligabao.api.routes.remember import router
+from gligabao.bootstrap import preload_geo
 
 handler = create_handler(router, operation="remember", idempotent=True)
-preload_on_snapshot()
+preload_on_snapshot(preload_geo)

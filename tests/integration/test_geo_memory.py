@@ -293,3 +293,25 @@ def test_the_radius_search_reads_the_coordinates_index(database_url, test_databa
     plan = "\n".join(str(row) for row in statement[0])
     assert "gb_entities_coordinates" in plan
     assert [row["name"] for row in rows] == ["Versailles"]
+
+
+@pytest.mark.parametrize("operation", ["remember", "query"])
+def test_aws_location_without_a_place_index_is_503_before_any_model_call(
+    database_url, test_database, db, operation
+):
+    from gligabao.errors import NotConfigured
+
+    llm = ScriptedLLM({"extract": EXTRACTION, "detect_geo": {"places": []}, "query": QUERY})
+    memory = Bundle(
+        Settings(database_url=database_url, geo=True, geo_resolver="aws-location"),
+        database=test_database,
+        llm=llm,
+        embedder=HashEmbedder(),
+        clock=lambda: NOW,
+    )
+    db.execute("INSERT INTO gb_datasets (user_id, name) VALUES ('u1', 'main')")
+
+    with pytest.raises(NotConfigured):
+        remember(memory) if operation == "remember" else ask(memory)
+
+    assert llm.stages == []

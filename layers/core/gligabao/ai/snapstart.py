@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 
-def preload_on_snapshot() -> None:
+
+def preload_on_snapshot(*also: Callable[[], None]) -> None:
     """Under SnapStart, import the provider SDKs before the snapshot is taken.
 
     A restored container then starts with them loaded, for free. Without SnapStart (locally,
     in tests, on plain Lambda) nothing happens: the SDKs stay imported on the first model call,
-    so a cold start does not pay for them.
+    so a cold start does not pay for them. `also`: more hooks of the same kind (geo's gazetteer).
     """
     try:
         from snapshot_restore_py import register_before_snapshot  # only in the Lambda runtime
     except ImportError:
         return
     register_before_snapshot(import_provider_sdks)
+    for hook in also:
+        register_before_snapshot(hook)
 
 
 def import_provider_sdks() -> None:

@@ -46,6 +46,10 @@ class LocalGazetteer:
                 found[name] = place
         return found
 
+    def preload(self) -> None:
+        """Load the data now (under SnapStart, into the snapshot) rather than on first use."""
+        self._loaded()
+
     def _loaded(self) -> _Index:
         with self._lock:
             if self._index is None:

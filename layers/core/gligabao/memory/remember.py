@@ -80,7 +80,7 @@ def remember_text(
         session_id=request.session_id,
         request_id=request_id,
     ) as op:
-        llm, embedder = memory.llm, memory.embedder
+        llm, embedder, geo = memory.llm, memory.embedder, memory.geo  # 503s before any model call
         now = memory.clock()
         reference_time = request.reference_time or now
         chunks = split_text(request.text, memory.limits)
@@ -102,7 +102,7 @@ def remember_text(
         )
         vectors = embed(embedder, op.call, graph, chunks, deadline)
         judgement = judge_facts(memory, op.call, request, graph, vectors, reference_time, now, deadline)
-        places = locate_places(memory.geo, graph.entities)  # {} while geo is off
+        places = locate_places(geo, graph.entities)  # {} while geo is off
         return store(memory, op, request, graph, chunks, vectors, judgement, reference_time, places)
 
 

@@ -22,7 +22,8 @@ _ERRORS = {
     "geo fields or as_of",
     404: "the dataset does not exist for this user",
     413: "the body is larger than the query limit (64 KiB by default)",
-    502: "the LLM or the embeddings call failed, or the vector store could not be searched",
+    502: "the LLM (query or detect_geo) or the embeddings call failed, the vector store could not be searched, "
+    "or Amazon Location Service failed (geo resolver aws-location)",
     503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database is unreachable, or "
     + CONFIGURATION_INVALID,
 }

@@ -30,7 +30,8 @@ _ERRORS = {
     409: "the Idempotency-Key was used with another body, or its first request still runs (Retry-After)",
     413: "the body is larger than the remember limit (1 MiB by default)",
     501: "an image: image remember is not built yet",
-    502: "the LLM or the embeddings call failed, or its reply was empty, truncated or unparseable",
+    502: "the LLM or the embeddings call failed, or its reply was empty, truncated or unparseable; or Amazon "
+    "Location Service failed (geo resolver aws-location)",
     503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database or the idempotency "
     "records are unreachable, or " + CONFIGURATION_INVALID,
 }
