@@ -29,19 +29,21 @@ import remember as remember_bench  # noqa: E402  (bench/remember.py)
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=200, help="questions, each run as both roles")
-    parser.add_argument("--repeat", type=int, default=5, help="remember runs per figure and role")
+    parser.add_argument("--repeat", type=int, default=5, help="remember runs per figure and role (0: none)")
+    parser.add_argument("--size", default="10k", help="the bench/query.py database: 10k, 100k or 1m edges")
     args = parser.parse_args()
-    retrieval(args.queries)
-    remembers(args.repeat)
+    retrieval(args.queries, query_bench.size_of(args.size))
+    if args.repeat:
+        remembers(args.repeat)
     return 0
 
 
-def retrieval(count: int) -> None:
+def retrieval(count: int, edges: int) -> None:
     from gligabao import bootstrap
     from gligabao.memory.retrieval import DEFAULT_LIMITS
     from gligabao.settings import Settings
 
-    edges, dims = 10_000, 256
+    dims = 256
     admin = query_bench.admin_url(str(ROOT / "var" / "bench-pgdata"))
     plans = [query_bench.DatasetPlan("bench-large", "main", edges)]
     plans.append(query_bench.DatasetPlan("bench-medium", "main", query_bench.MEDIUM_EDGES))
