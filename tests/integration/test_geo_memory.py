@@ -315,3 +315,39 @@ def test_aws_location_without_a_place_index_is_503_before_any_model_call(
         remember(memory) if operation == "remember" else ask(memory)
 
     assert llm.stages == []
+
+
+def test_the_live_edges_around_the_nearby_entities_join_the_context(database_url, test_database, db):
+    extraction = {
+        "entities": [
+            place("Paris"),
+            place("Versailles"),
+            {"name": "Bob", "type": "person", "description": ""},
+        ],
+        "edges": [
+            {
+                "source": "Bob",
+                "target": "Versailles",
+                "relation": "lives_in",
+                "description": "Bob lives in Versailles.",
+            }
+        ],
+    }
+    llm = ScriptedLLM({"extract": extraction, "detect_geo": {"places": ["Paris"]}, "query": QUERY})
+    memory = bundle(database_url, test_database, llm)
+    remember(memory, "Bob lives in Versailles.")
+    edge_id, bob_id = db.execute(
+        "SELECT g.id, g.source_id FROM gb_edges AS g JOIN gb_entities AS e ON e.id = g.source_id WHERE e.name = 'Bob'"
+    ).fetchone()
+    cited = {"answer": "Bob lives near Paris.", "entities": [bob_id], "edges": [edge_id]}
+    llm.replies["query"] = cited
+
+    answer = ask(memory, "Who lives near Paris?", nearby_radius_km=50)
+
+    prompt = llm.prompts["query"]
+    assert f"[edge {edge_id}] Bob({bob_id}) --lives_in--> Versailles(" in prompt
+    assert f"[entity {bob_id}] Bob (person)" in prompt
+    assert [e.id for e in answer.evidence.edges] == [edge_id]
+    db.execute("UPDATE gb_edges SET expired_at = now() WHERE id = %s", [edge_id])
+    ask(memory, "Who lives near Paris?", nearby_radius_km=50)
+    assert f"[edge {edge_id}]" not in llm.prompts["query"]  # a superseded fact is never retrieved

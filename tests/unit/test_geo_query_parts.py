@@ -65,7 +65,7 @@ def test_the_anchors_and_nearby_entities_join_the_context_once():
     context = Context(dataset_id=1, entities=[london])
     context.nearby = Nearby(400.0, (PARIS,), (NearbyEntity(london, 51.5, -0.12, 343.6, PARIS),))
 
-    context.add_nearby_entities()
+    context.add_nearby()
 
     assert [e.id for e in context.entities] == [7, 3]
 

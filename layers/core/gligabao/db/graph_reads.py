@@ -601,6 +601,52 @@ def context_statement(facts: FactFilter = LIVE_FACTS) -> str:
     )
 
 
+# The entities and edges of CONTEXT_SELECT (no passage, no search path).
+_AROUND_SELECT = (
+    CONTEXT_SELECT[: CONTEXT_SELECT.index("    UNION ALL\n    SELECT p.band")]
+    + "    ORDER BY band, rank, id\n"
+)
+
+
+def around_entities_statement(facts: FactFilter = LIVE_FACTS) -> str:
+    """The edges around some entities (geo's nearby ones) and their other ends, in one statement:
+    the expansion builder with `%(entity_ids)s` as its seeds and no similar fact, decoded like the
+    context (its entities in the keyword-seed band, its edges in the expansion band)."""
+    upstream = """
+    seeds AS MATERIALIZED (
+        SELECT id, %(band_keyword_seed)s::integer AS band, ord AS rank
+        FROM unnest(%(entity_ids)s::bigint[]) WITH ORDINALITY AS s(id, ord)
+    ),
+    similar_facts AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false)"""
+    return with_ctes([upstream, expansion_ctes(facts)], _AROUND_SELECT)
+
+
+_AROUND_SQL = around_entities_statement()
+_AROUND_AS_OF_SQL = around_entities_statement(FACTS_VALID_AT)
+
+
+def around_entities_rows(
+    conn: psycopg.Connection,
+    *,
+    dataset_id: int,
+    entity_ids: list[int],
+    limits: Limits,
+    as_of: datetime | None = None,
+) -> list[dict]:
+    """The `limits.expansion_edges` newest edges (live, or valid `as_of`) with one of `entity_ids`
+    at an end, and the entities at their ends: rows as `context_rows` gives them."""
+    if not entity_ids:
+        return []
+    params = {
+        "ds": dataset_id,
+        "entity_ids": entity_ids,
+        "expansion": limits.expansion_edges,
+        **BAND_PARAMETERS,
+        **({} if as_of is None else {"as_of": as_of}),
+    }
+    return conn.execute(_AROUND_SQL if as_of is None else _AROUND_AS_OF_SQL, params).fetchall()
+
+
 _CONTEXT_SQL = context_statement()
 _CONTEXT_AS_OF_SQL = context_statement(FACTS_VALID_AT)
 

@@ -4,10 +4,12 @@ nearby search of query. The resolver (ports.GeoResolver) is the bundle's; None w
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from gligabao.ai.prompts.detect_geo import DETECT_GEO_MAX_TOKENS, DetectedPlaces, detect_geo_prompt
 from gligabao.ai.stages import level_for
 from gligabao.db import geo as geo_rows
+from gligabao.db import graph_reads
 from gligabao.geo.distance import bounding_box
 from gligabao.memory.names import normalized_name
 from gligabao.memory.ports import LLM, GeoResolver, Memory
@@ -67,10 +69,13 @@ def search_nearby(
     places: Sequence[str],
     matched_ids: Sequence[int],
     radius_km: float,
-) -> Nearby | None:
+    as_of: datetime | None = None,
+) -> tuple[Nearby | None, list[dict]]:
     """Resolve the question's places and store them as entities with coordinates; with the
     matched entities that have coordinates they are the anchors; the entities within
-    `radius_km` of an anchor are found. None when there is no anchor (the question has no place)."""
+    `radius_km` of an anchor are found, and the edges around them (live, or valid `as_of`) with
+    their other ends, as rows of the context statement. (None, []) when there is no anchor (the
+    question has no place)."""
     resolved = geo.resolve(list(places)) if places else {}
     rows = {}
     for place in resolved.values():
@@ -79,10 +84,10 @@ def search_nearby(
             rows[key] = geo_rows.PlaceRow(place.name, key, place.kind, place.latitude, place.longitude)
     with memory.database.transaction(user_id, dataset) as uow:
         if uow.dataset_id is None:
-            return None
+            return None, []
         anchor_rows = geo_rows.anchors(uow.conn, uow.dataset_id, list(rows.values()), matched_ids)
         if not anchor_rows:
-            return None
+            return None, []
         anchors = {
             row["id"]: GeoAnchor(
                 row["id"], row["name"], row["latitude"], row["longitude"], row["type"], row["description"]
@@ -96,7 +101,14 @@ def search_nearby(
             radius_km,
             memory.limits.geo_nearby_entities,
         )
-    return Nearby(
+        around = graph_reads.around_entities_rows(
+            uow.conn,
+            dataset_id=uow.dataset_id,
+            entity_ids=[row["id"] for row in found],
+            limits=memory.limits,
+            as_of=as_of,
+        )
+    nearby = Nearby(
         radius_km=radius_km,
         anchors=tuple(anchors.values()),
         entities=tuple(
@@ -110,3 +122,4 @@ def search_nearby(
             for row in found
         ),
     )
+    return nearby, around

@@ -102,7 +102,7 @@ def answer(memory: Memory, question: Question) -> Answer:
                 wait_for([embedding] if places is None else [embedding, places])
         question_places = places.result() if places is not None else []
         if geo is not None and question.nearby_radius_km is not None:
-            context.nearby = search_nearby(
+            context.nearby, around = search_nearby(
                 memory,
                 geo,
                 user_id=question.user_id,
@@ -110,8 +110,9 @@ def answer(memory: Memory, question: Question) -> Answer:
                 places=question_places,
                 matched_ids=[*context.keyword_seeds, *context.similarity_seeds],
                 radius_km=question.nearby_radius_km,
+                as_of=question.as_of,
             )
-            context.add_nearby_entities()
+            context.add_nearby(around)
 
         if context.empty:
             text, evidence = NO_CONTEXT_ANSWER, Evidence()

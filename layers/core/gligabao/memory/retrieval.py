@@ -100,16 +100,21 @@ class Context:
     timings_ms: dict[str, float] = field(default_factory=dict)
     nearby: Nearby | None = None  # geo: the entities near the question's places (rendered apart)
 
-    def add_nearby_entities(self) -> None:
-        """The anchors and the nearby entities join the context's entities (each once), so the
-        answer may cite them."""
+    def add_nearby(self, around_rows: list[dict] = ()) -> None:
+        """The anchors and the nearby entities join the context's entities, then the edges
+        around the nearby entities (rows of graph_reads.around_entities_rows) and their other
+        ends: each entity and edge once, so the answer may cite them."""
         if self.nearby is None:
             return
+        around = context_from_rows(self.dataset_id, list(around_rows))
         known = {entity.id for entity in self.entities}
-        for entity in [a.entity for a in self.nearby.anchors] + [n.entity for n in self.nearby.entities]:
+        anchors = [a.entity for a in self.nearby.anchors]
+        for entity in anchors + [n.entity for n in self.nearby.entities] + around.entities:
             if entity.id not in known:
                 known.add(entity.id)
                 self.entities.append(entity)
+        known_edges = {edge.id for edge in self.edges}
+        self.edges.extend(edge for edge in around.edges if edge.id not in known_edges)
 
     @property
     def empty(self) -> bool:
