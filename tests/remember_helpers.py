@@ -81,7 +81,29 @@ def prompt_of(body: dict) -> str:
 
 
 def stage_of(body: dict) -> str:
+    if _has_image(body):
+        return "image"
     return "resolve" if "<new_facts>" in prompt_of(body) else "extract"
+
+
+def _has_image(body: dict) -> bool:
+    return any(
+        isinstance(m["content"], list) and any(b.get("type") == "image" for b in m["content"])
+        for m in body["messages"]
+    )
+
+
+def image_reply(body: dict) -> dict:
+    """What a careful vision model sees: the caption's facts (by the sentence patterns), and a
+    description naming the picture's format and caption."""
+    prompt = prompt_of(body)
+    caption = re.search(r"<caption>\n(.*)\n</caption>", prompt, re.DOTALL)
+    reference = re.search(r"<reference_time>.*</reference_time>", prompt).group(0)
+    [image] = [b for m in body["messages"] for b in m["content"] if b.get("type") == "image"]
+    text = caption.group(1) if caption else ""
+    extraction = extraction_reply({"messages": [{"content": f"{reference}\n<text>\n{text}\n</text>"}]})
+    described = f" captioned: {text}" if text else ""
+    return {"description": f"A {image['source']['media_type']} picture{described}", **extraction}
 
 
 def extraction_reply(body: dict) -> dict:
@@ -165,8 +187,11 @@ def _section(prompt: str, tag: str) -> list[str]:
 
 
 def rule_based_model(body: dict) -> dict:
-    """The responder of the Anthropic fake: extraction or resolution, from the prompt."""
-    return resolution_reply(body) if stage_of(body) == "resolve" else extraction_reply(body)
+    """The responder of the Anthropic fake: an image's extraction, a text's, or resolution, from the prompt."""
+    stage = stage_of(body)
+    if stage == "image":
+        return image_reply(body)
+    return resolution_reply(body) if stage == "resolve" else extraction_reply(body)
 
 
 def use_rule_based_model(fake_anthropic) -> None:

@@ -83,17 +83,6 @@ def test_a_body_over_1_mib_is_413(api, db, models):
     assert nothing_stored(db)
 
 
-def test_an_image_request_is_501_until_images_land(api, db, models):
-    reply = api.post(
-        "/v1/gb/remember",
-        {"user_id": "u1", "image": {"media_type": "image/png", "data": "aGVsbG8="}, "caption": "a cat"},
-    )
-
-    assert reply.status == 501
-    assert reply.json == {"error": "image remember is not implemented yet"}
-    assert nothing_stored(db)
-
-
 def test_missing_anthropic_key_is_503_without_any_model_call(api, db, models):
     reconfigure(anthropic_api_key=None)
 

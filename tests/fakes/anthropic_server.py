@@ -16,6 +16,8 @@ of these replies with `fake_anthropic.inject(Fault...)` (fakes/fake_http.py).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
 import json
 import re
@@ -39,6 +41,8 @@ ERROR_TYPES = {
 }
 MIN_THINKING_BUDGET = 1024
 IMAGE_TOKENS = 1000
+IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+IMAGE_MAX_BYTES = 5 * 1024 * 1024  # the Messages API's limit per image (base64-decoded)
 
 
 @dataclass
@@ -87,6 +91,11 @@ class FakeAnthropic(FakeServer):
     def messages(self) -> list[dict]:
         """The bodies of the Messages requests received, in order."""
         return [r.body for r in self.requests if r.path.startswith("/v1/messages")]
+
+    @property
+    def images(self) -> list[dict]:
+        """The image blocks of the Messages requests received, in order."""
+        return [block for body in self.messages for block in image_blocks(body)]
 
     def error_reply(self, status: int, message: str) -> Response:
         return error_response(status, message)
@@ -166,7 +175,39 @@ def request_problem(body: Any) -> str | None:
         return "max_tokens: field required"
     if not isinstance(body.get("messages"), list) or not body["messages"]:
         return "messages: at least one message is required"
-    return thinking_problem(body) or output_config_problem(body.get("output_config"))
+    return (
+        thinking_problem(body)
+        or output_config_problem(body.get("output_config"))
+        or next(filter(None, map(image_problem, image_blocks(body))), None)
+    )
+
+
+def image_blocks(body: dict) -> list[dict]:
+    return [
+        block
+        for message in body.get("messages") or []
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "image"
+    ]
+
+
+def image_problem(block: dict) -> str | None:
+    """What the real API refuses in a base64 image block."""
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        return "image.source.type: must be base64 (the only kind these tests send)"
+    if source.get("media_type") not in IMAGE_MEDIA_TYPES:
+        return f"image.source.media_type: must be one of {', '.join(IMAGE_MEDIA_TYPES)}"
+    try:
+        data = base64.b64decode(source.get("data") or "", validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return "image.source.data: invalid base64"
+    if not data:
+        return "image.source.data: empty image"
+    if len(data) > IMAGE_MAX_BYTES:
+        return "image exceeds 5 MB maximum"
+    return None
 
 
 def thinking_problem(body: dict) -> str | None:
@@ -225,13 +266,7 @@ def system_text(body: dict) -> str:
 
 
 def input_tokens(body: dict) -> int:
-    images = sum(
-        1
-        for message in body["messages"]
-        if isinstance(message.get("content"), list)
-        for block in message["content"]
-        if isinstance(block, dict) and block.get("type") == "image"
-    )
+    images = len(image_blocks(body))
     return max(1, word_count(system_text(body)) + word_count(prompt_text(body)) + images * IMAGE_TOKENS)
 
 

@@ -122,6 +122,23 @@ class Limits(BaseModel):
             raise ValueError(f"must be at least GB_GRAPH_PAGE_ROWS ({default})")
         return value
 
+    # --- remember with an image (SPEC section 7) ------------------------------------------------
+    # A synchronous Lambda invocation carries at most 6 MB: an image's base64 (4/3 of its bytes),
+    # the rest of the JSON body and API Gateway's event around it must fit in it. 4 MiB decoded is
+    # 5,592,408 bytes of base64: with IMAGE_REQUEST_OTHER_FIELDS_BYTES and the event, about 5.7 MB.
+    image_max_bytes: int = Field(
+        4 * 1024 * 1024,
+        gt=0,
+        le=4 * 1024 * 1024,
+        description="an image, decoded; 413 above (no larger image fits a Lambda invocation)",
+    )
+    image_caption_max_chars: int = Field(4_000, gt=0, description="an image's caption; 400 above")
+
+    @property
+    def remember_image_max_body_bytes(self) -> int:
+        """The largest remember body that carries an image: its base64 and the other fields."""
+        return base64_length(self.image_max_bytes) + IMAGE_REQUEST_OTHER_FIELDS_BYTES
+
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
         """The defaults, with each `GB_<NAME>` of `env` instead (validated: a bad value is an error)."""
@@ -132,6 +149,15 @@ class Limits(BaseModel):
         }
         return cls.model_validate(overrides)
 
+
+def base64_length(size: int) -> int:
+    """The length of the padded base64 of `size` bytes."""
+    return 4 * ((size + 2) // 3)
+
+
+# The fields of an image request besides the base64 (user_id, session_id, caption, reasoning...),
+# JSON-escaped: room enough for their own limits, small next to the Lambda's 6 MB.
+IMAGE_REQUEST_OTHER_FIELDS_BYTES = 64 * 1024
 
 DEFAULT_LIMITS = Limits()
 

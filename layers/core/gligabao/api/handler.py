@@ -31,10 +31,33 @@ from gligabao.observability.monitoring import RequestReport, reporting
 
 LambdaHandler = Callable[[dict, Any], dict]
 
-# The operations that end with a monitoring event, and their body limits.
-BODY_LIMITS: dict[str, Callable[[Limits], int]] = {
-    "remember": lambda limits: limits.remember_max_body_bytes,
-    "query": lambda limits: limits.query_max_body_bytes,
+
+def _remember_body_limit(limits: Limits, event: dict) -> int:
+    """A text keeps the remember limit (1 MiB); a body that carries an image (and no text) may be as
+    large as the largest image's base64 and the other fields (limits.py: about 5.7 MB, which a
+    synchronous Lambda invocation, 6 MB, still receives). Only a body between the two is parsed here."""
+    size = body_size(event)
+    if size <= limits.remember_max_body_bytes:
+        return limits.remember_max_body_bytes
+    if size > limits.remember_image_max_body_bytes:  # too large either way: the 413 says the larger
+        return limits.remember_image_max_body_bytes
+    return (
+        limits.remember_image_max_body_bytes if _carries_an_image(event) else limits.remember_max_body_bytes
+    )
+
+
+def _carries_an_image(event: dict) -> bool:
+    try:
+        body = json.loads(text_body(event).get("body") or "")
+    except (BadRequest, ValueError, RecursionError):
+        return False
+    return isinstance(body, dict) and body.get("image") is not None and body.get("text") is None
+
+
+# The operations that end with a monitoring event, and their body limits (from the request's event).
+BODY_LIMITS: dict[str, Callable[[Limits, dict], int]] = {
+    "remember": _remember_body_limit,
+    "query": lambda limits, event: limits.query_max_body_bytes,
 }
 
 
@@ -62,14 +85,14 @@ def create_handler(
 
 
 def _configured_then_served(
-    resolve: LambdaHandler, event: dict, context: Any, body_limit: Callable[[Limits], int] | None
+    resolve: LambdaHandler, event: dict, context: Any, body_limit: Callable[[Limits, dict], int] | None
 ) -> dict:
     try:
         settings = memory().settings  # the container's configuration, read once
         event = authorized(event, settings.auth_mode)  # jwt: 401 without a user, 403 for another
     except GbError as exc:
         return error_event(exc)
-    return _serve(resolve, event, context, body_limit(settings.limits) if body_limit else None)
+    return _serve(resolve, event, context, body_limit(settings.limits, event) if body_limit else None)
 
 
 def _serve(resolve: LambdaHandler, event: dict, context: Any, max_body_bytes: int | None) -> dict:

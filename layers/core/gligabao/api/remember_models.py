@@ -5,6 +5,8 @@ Unknown fields are refused (400 naming them), so a misspelt `sesion_id` is never
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from datetime import datetime
 from typing import Annotated, Any
@@ -16,6 +18,7 @@ from pydantic import (
     Field,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 
 from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
@@ -32,11 +35,12 @@ from gligabao.api.validation import (
     time_schema,
 )
 from gligabao.errors import BadRequest
+from gligabao.memory.images import MEDIA_TYPES, ImageToRemember
 from gligabao.memory.remember import Remembered, TextToRemember
 from gligabao.model import StoredEdge
 from gligabao.timefmt import parse_rfc3339, rfc3339
 
-IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+IMAGE_MEDIA_TYPES = MEDIA_TYPES
 # Base64 with its exact padding, not empty.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 _BASE64 = re.compile(BASE64_PATTERN.removeprefix("^").removesuffix("$"))
@@ -129,6 +133,12 @@ class ImageInput(BaseModel):
             raise ValueError("image.data must be non-empty base64")
         return value
 
+    def decoded(self) -> bytes:
+        try:
+            return base64.b64decode(self.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise BadRequest("image.data must be non-empty base64") from None
+
 
 class RememberRequest(BaseModel):
     model_config = ConfigDict(
@@ -150,10 +160,30 @@ class RememberRequest(BaseModel):
     session_id: SessionId = None
     text: Text = None
     image: ImageInput | None = None
-    caption: str | None = Field(default=None, description="with image only")
+    caption: str | None = Field(
+        default=None,
+        description="with image only: the sender's words about the image, given to the model as context",
+    )
     reference_time: ReferenceTime = None
     reasoning: Reasoning = Field(default_factory=dict)
     models: Models = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _image_reasoning(cls, data: Any) -> Any:
+        """One reasoning level sets an image request's main stage, `image` (a text's is `extract`)."""
+        if (
+            isinstance(data, dict)
+            and data.get("image") is not None
+            and isinstance(data.get("reasoning"), str)
+        ):
+            return {**data, "reasoning": {"image": data["reasoning"]}}
+        return data
+
+    @field_validator("caption")
+    @classmethod
+    def _caption(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
 
     @field_validator("text")
     @classmethod
@@ -169,6 +199,20 @@ class RememberRequest(BaseModel):
             user_id=self.user_id,
             dataset=self.dataset,
             text=self.text,
+            session_id=self.session_id,
+            reference_time=self.reference_time,
+            reasoning=self.reasoning,
+            models=self.models,
+        )
+
+    def image_to_remember(self) -> ImageToRemember:
+        assert self.image is not None  # check_content's rule
+        return ImageToRemember(
+            user_id=self.user_id,
+            dataset=self.dataset,
+            media_type=self.image.media_type,
+            data=self.image.decoded(),
+            caption=self.caption,
             session_id=self.session_id,
             reference_time=self.reference_time,
             reasoning=self.reasoning,
@@ -234,6 +278,17 @@ class RememberResponse(BaseModel):
     edges: list[RememberedEdge]
     superseded: list[SupersededEdge]
     chunks: int = Field(description="chunks of a long text; 0 when it was not chunked")
+    description: str | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="an image's: what it shows, the text of its artifact; omitted for a text",
+    )
+    repeated: bool | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="an image's: true when the dataset already held it (the answer is its first "
+        "remember's: no model call, no new artifact, that artifact's id and session); omitted for a text",
+    )
 
     @classmethod
     def from_domain(cls, remembered: Remembered) -> RememberResponse:
@@ -259,4 +314,6 @@ class RememberResponse(BaseModel):
                 for e in remembered.superseded
             ],
             chunks=remembered.chunks,
+            description=remembered.description,
+            repeated=remembered.repeated if remembered.description is not None else None,
         )

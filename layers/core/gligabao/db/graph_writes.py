@@ -35,14 +35,17 @@ def insert_artifacts(
     session_id: str | None,
     reference_time: datetime,
     chunks: Sequence[ChunkRow],
+    kind: str = "text",
+    content_sha256: str | None = None,
 ) -> tuple[int, list[int]]:
-    """The text's artifact and its chunks' (kind 'chunk', parent the text): (text id, chunk ids in order)."""
+    """The text's artifact and its chunks' (kind 'chunk', parent the text): (text id, chunk ids in order).
+    An image's artifact is kind 'image', its text the description, its `content_sha256` the image's."""
     row = conn.execute(
         """
         WITH parent AS (
             INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256)
-            VALUES (%(dataset_id)s, 'text', %(text)s, %(session_id)s, %(reference_time)s,
-                    encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex'))
+            VALUES (%(dataset_id)s, %(kind)s, %(text)s, %(session_id)s, %(reference_time)s,
+                    coalesce(%(content_sha256)s::text, encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex')))
             RETURNING id
         ),
         chunks AS (
@@ -61,6 +64,8 @@ def insert_artifacts(
         """,
         {
             "dataset_id": dataset_id,
+            "kind": kind,
+            "content_sha256": content_sha256,
             "text": text,
             "session_id": session_id,
             "reference_time": reference_time,

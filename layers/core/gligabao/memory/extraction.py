@@ -131,14 +131,14 @@ def merge_extractions(
 
     for piece, extraction in enumerate(extractions):
         for listed in extraction.entities:
-            entity(_clean(listed.name), _clean(listed.type), _clean(listed.description), piece)
+            entity(clean_text(listed.name), clean_text(listed.type), clean_text(listed.description), piece)
         for edge in extraction.edges:
-            if not normalized_name(_clean(edge.source)) or not normalized_name(_clean(edge.target)):
+            if not normalized_name(clean_text(edge.source)) or not normalized_name(clean_text(edge.target)):
                 continue  # a fact without both ends creates neither end
-            source = entity(_clean(edge.source), UNKNOWN_TYPE, "", piece)
-            target = entity(_clean(edge.target), UNKNOWN_TYPE, "", piece)
+            source = entity(clean_text(edge.source), UNKNOWN_TYPE, "", piece)
+            target = entity(clean_text(edge.target), UNKNOWN_TYPE, "", piece)
             relation = relation_name(edge.relation)
-            description = _clean(edge.description).strip()
+            description = clean_text(edge.description).strip()
             valid_at, invalid_at = fact_period(
                 parse_fact_time(edge.valid_at), parse_fact_time(edge.invalid_at), reference_time
             )
@@ -171,11 +171,11 @@ def relation_name(value: str) -> str:
 
 
 def _summary(extraction: Extraction) -> str | None:
-    summary = _clean(getattr(extraction, "summary", "")).strip()
+    summary = clean_text(getattr(extraction, "summary", "")).strip()
     return summary or None
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """A model's string without control characters (NUL, which PostgreSQL text cannot hold,
     escapes that would reach terminals and prompts); tabs and line breaks stay."""
     return _CONTROL.sub("", text)

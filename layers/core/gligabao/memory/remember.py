@@ -51,6 +51,8 @@ class Remembered:
     edges: list[StoredEdge]
     superseded: list[EndedEdge]
     chunks: int
+    description: str | None = None  # an image's: what it shows (its artifact's text)
+    repeated: bool = False  # an image the dataset held: answered from its first remember
 
 
 @dataclass
@@ -174,46 +176,72 @@ def store(
     """Write everything in one transaction, under the dataset's lock. `places`: the coordinates
     of the place entities, by normalized name (geo on: one more statement when there are some)."""
     with memory.database.transaction(request.user_id) as uow:
-        conn, now = uow.conn, memory.clock()
-        dataset_id = dataset_rows.lock_or_create(conn, request.user_id, request.dataset)
+        dataset_id = dataset_rows.lock_or_create(uow.conn, request.user_id, request.dataset)
         op.call.dataset_id = dataset_id
-        artifact_id, chunk_ids = graph_writes.insert_artifacts(
+        remembered = write_graph(
+            memory, uow, op, dataset_id, request, graph, chunks, vectors, judgement, reference_time, places
+        )
+        save_inferences(uow.conn, op.call)
+    return remembered
+
+
+def write_graph(
+    memory: Memory,
+    uow: UnitOfWork,
+    op: Operation,
+    dataset_id: int,
+    request: TextToRemember,
+    graph: TextGraph,
+    chunks: Sequence[str],
+    vectors: Vectors,
+    judgement: Judgement,
+    reference_time: datetime,
+    places: Mapping[str, Place] | None = None,
+    *,
+    kind: str = "text",
+    content_sha256: str | None = None,
+) -> Remembered:
+    """The artifact(s), entities, facts and links of one remember, in the caller's transaction
+    (which holds the dataset's lock); `kind` 'image' for an image, whose text is its description."""
+    conn, now = uow.conn, memory.clock()
+    artifact_id, chunk_ids = graph_writes.insert_artifacts(
+        conn,
+        dataset_id,
+        text=request.text,
+        session_id=request.session_id,
+        reference_time=reference_time,
+        chunks=[
+            graph_writes.ChunkRow(text, summary, vector, summary_vector)
+            for text, summary, vector, summary_vector in zip(
+                chunks, graph.summaries, vectors.chunks, vectors.summaries, strict=True
+            )
+        ],
+        kind=kind,
+        content_sha256=content_sha256,
+    )
+    piece_artifacts = chunk_ids or [artifact_id]
+    entities = resolve_entities(
+        conn, dataset_id, graph.entities, vectors.entities, memory.limits.entity_match_similarity
+    )
+    if places:
+        geo_rows.set_coordinates(
             conn,
             dataset_id,
-            text=request.text,
-            session_id=request.session_id,
-            reference_time=reference_time,
-            chunks=[
-                graph_writes.ChunkRow(text, summary, vector, summary_vector)
-                for text, summary, vector, summary_vector in zip(
-                    chunks, graph.summaries, vectors.chunks, vectors.summaries, strict=True
-                )
-            ],
+            [(entities[key].id, place.latitude, place.longitude) for key, place in places.items()],
         )
-        piece_artifacts = chunk_ids or [artifact_id]
-        entities = resolve_entities(
-            conn, dataset_id, graph.entities, vectors.entities, memory.limits.entity_match_similarity
-        )
-        if places:
-            geo_rows.set_coordinates(
-                conn,
-                dataset_id,
-                [(entities[key].id, place.latitude, place.longitude) for key, place in places.items()],
-            )
-            op.counts["entities_located"] = len(places)
-        facts = fact_resolution.store_facts(
-            conn, dataset_id, graph, entities, vectors.facts, judgement, piece_artifacts, now
-        )
-        _link(uow, request, graph, entities, facts, piece_artifacts)
-        mentioned = _distinct(
-            [_located(entities[e.normalized_name], places, e.normalized_name) for e in graph.entities]
-        )
-        op.counts.update(
-            entities_created=sum(e.created for e in mentioned),
-            edges_created=sum(stated.edge.created for stated in facts.stated),
-            edges_superseded=len(facts.superseded),
-        )
-        save_inferences(conn, op.call)
+        op.counts["entities_located"] = len(places)
+    facts = fact_resolution.store_facts(
+        conn, dataset_id, graph, entities, vectors.facts, judgement, piece_artifacts, now
+    )
+    _link(uow, request, graph, entities, facts, piece_artifacts)
+    mentioned = _distinct(
+        [_located(entities[e.normalized_name], places, e.normalized_name) for e in graph.entities]
+    )
+    op.counts.update(
+        entities_created=sum(e.created for e in mentioned),
+        edges_created=sum(stated.edge.created for stated in facts.stated),
+        edges_superseded=len(facts.superseded),
+    )
     return Remembered(
         session_id=request.session_id,
         dataset=request.dataset,

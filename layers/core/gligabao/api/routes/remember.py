@@ -12,7 +12,7 @@ from gligabao.api.deps import Invocation, invocation, memory
 from gligabao.api.models import CONFIGURATION_INVALID, documented_responses
 from gligabao.api.remember_models import RememberRequest, RememberResponse
 from gligabao.bootstrap import Bundle
-from gligabao.errors import NotImplementedYet
+from gligabao.memory.images import remember_image
 from gligabao.memory.remember import remember_text
 
 router = APIGatewayHttpRouter()
@@ -26,10 +26,11 @@ IDEMPOTENCY_KEY_DESCRIPTION = (
 
 _ERRORS = {
     400: "invalid JSON body, unknown field, blank text, bad user_id, dataset, session_id, reference_time, "
-    "reasoning, models or image, or not exactly one of text and image; a malformed Idempotency-Key",
+    "reasoning, models, image or caption, or not exactly one of text and image; an image whose bytes "
+    "are not its media_type (png, jpeg, gif or webp); a malformed Idempotency-Key",
     409: "the Idempotency-Key was used with another body, or its first request still runs (Retry-After)",
-    413: "the body is larger than the remember limit (1 MiB by default)",
-    501: "an image: image remember is not built yet",
+    413: "the body is larger than the remember limit (1 MiB by default for a text; for an image, its "
+    "base64 and 64 KiB more), or the image is larger than 4 MiB decoded (GB_IMAGE_MAX_BYTES)",
     502: "the LLM or the embeddings call failed, or its reply was empty, truncated or unparseable; or Amazon "
     "Location Service failed (geo resolver aws-location)",
     503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database or the idempotency "
@@ -40,7 +41,7 @@ _ERRORS = {
 @router.post(
     "/v1/gb/remember",
     tags=["remember"],
-    summary="Remember a text: its entities and facts into the dataset's graph",
+    summary="Remember a text or an image: its entities and facts into the dataset's graph",
     responses=documented_responses("what was stored: entities, edges, superseded edges, chunks", _ERRORS),
 )
 def remember(
@@ -52,7 +53,10 @@ def remember(
 ) -> RememberResponse:
     request.check_content()
     if request.image is not None:
-        raise NotImplementedYet("image remember is not implemented yet")
+        remembered = remember_image(
+            deps, request.image_to_remember(), request_id=call.request_id, deadline=call.deadline
+        )
+        return RememberResponse.from_domain(remembered)
     remembered = remember_text(
         deps, request.text_to_remember(), request_id=call.request_id, deadline=call.deadline
     )

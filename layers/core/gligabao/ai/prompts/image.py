@@ -1,0 +1,89 @@
+"""Stage `image`: one vision call turns an image into the extraction of a text, plus a description
+of what the image shows (the image artifact's text).
+
+The image travels as a base64 image block of the Messages API; the caption, when given, is the
+sender's words about the image, read as context.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator
+
+from gligabao.ai.prompts.extract import Extraction
+from gligabao.timefmt import rfc3339
+
+IMAGE_MAX_TOKENS = 8192
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value.strip()
+
+
+class ImageExtraction(Extraction):
+    """The extraction of section 5 and what the image shows (never empty: it is the artifact's text)."""
+
+    description: Annotated[
+        str, BeforeValidator(lambda value: "" if value is None else value), AfterValidator(_not_blank)
+    ]
+
+
+IMAGE_SYSTEM = """You turn an image into a knowledge graph for a long-term memory: a description of what the
+image shows, the entities in it and the facts it states about them. Answer with only a JSON
+object, no prose, in this shape:
+
+{"description": "A photo of Alice in front of the Acme office in Paris.",
+ "entities": [{"name": "Alice", "type": "person", "description": "engineer"}],
+ "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
+            "description": "Alice works at Acme.", "valid_at": "2023-01-01T00:00:00Z", "invalid_at": null}]}
+
+Description
+- description: two to five plain sentences saying what the image shows, with every name, text,
+  number and date that is legible in it. Never empty.
+
+Entities
+- Every person, organization, place, event, object or concept the image (its visible text
+  included) or the caption states a fact about, named as written (a badge, a sign, a caption).
+  Do not name people nobody names: "a woman" is no entity.
+- type: one lowercase word: person, organization, place, event, object, concept, or another
+  single lowercase word when none of these fits.
+- description: one short phrase of what the image says the entity is; "" when it says nothing.
+
+Edges (facts)
+- One edge per fact the image or its caption states between two entities. source and target are
+  entity names exactly as written in "entities"; list every entity an edge names.
+- relation: a lowercase snake_case verb phrase in the present tense: works_at, lives_in,
+  is_married_to, founded, owns. Use the same relation for the same kind of fact.
+- description: the fact as one plain sentence.
+- valid_at / invalid_at: when the fact began / stopped holding, as ISO 8601 with a time zone, only
+  if the image or caption says (a dated document, "since 2019"); resolve relative times against
+  the reference time; null otherwise.
+- Only what the image and caption state: no guesses, no general knowledge, no fact twice."""
+
+
+def image_prompt(
+    image: bytes,
+    media_type: str,
+    *,
+    caption: str | None,
+    reference_time: datetime,
+    current_time: datetime,
+) -> tuple[str, list[dict]]:
+    """(system, content) of one vision call: the image block, then the times and the caption."""
+    lines = [
+        f"<reference_time>{rfc3339(reference_time)}</reference_time>",
+        f"<current_time>{rfc3339(current_time)}</current_time>",
+    ]
+    if caption:
+        lines += ["<caption>", caption, "</caption>"]
+    lines.append("Describe the image above and extract its knowledge graph.")
+    block = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": media_type, "data": base64.b64encode(image).decode()},
+    }
+    return IMAGE_SYSTEM, [block, {"type": "text", "text": "\n".join(lines)}]

@@ -1,0 +1,224 @@
+"""remember for images (SPEC section 7): one vision call (stage `image`) gives the extraction of a
+text and a description of the image; the rest is the text pipeline (embed -> resolve entities ->
+resolve facts -> store, one transaction), with an artifact of kind 'image' whose text is the
+description and a `gb_image_artifacts` row (sha256, media type, size, the stored extraction).
+
+An image the dataset already holds (the same sha256) is answered from what its first remember
+stored: no model call, no new artifact, and that first artifact's id and session.
+
+The rules about the bytes live here: the size limit (413), the media types, and the magic bytes
+that must match the declared type (400). The bytes never reach a log or an error message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from gligabao.ai.prompts.image import IMAGE_MAX_TOKENS, ImageExtraction, image_prompt
+from gligabao.ai.stages import level_for
+from gligabao.db import datasets as dataset_rows
+from gligabao.db import images as image_rows
+from gligabao.errors import BadRequest, PayloadTooLarge, ProviderError
+from gligabao.limits import Limits
+from gligabao.memory.extraction import clean_text, merge_extractions
+from gligabao.memory.geo import locate_places
+from gligabao.memory.names import normalized_name
+from gligabao.memory.operation import operation
+from gligabao.memory.ports import Memory
+from gligabao.memory.remember import Remembered, TextToRemember, embed, judge_facts, write_graph
+from gligabao.observability.inferences import save_inferences
+
+MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+@dataclass(frozen=True)
+class ImageToRemember:
+    user_id: str
+    dataset: str
+    media_type: str
+    data: bytes  # the image, decoded
+    caption: str | None = None
+    session_id: str | None = None
+    reference_time: datetime | None = None
+    reasoning: Mapping[str, str] = field(default_factory=dict)
+    models: Mapping[str, str] = field(default_factory=dict)
+
+
+def sniffed_media_type(data: bytes) -> str | None:
+    """The media type the file's first bytes (its magic number) say, among MEDIA_TYPES."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def check_image(image: ImageToRemember, limits: Limits) -> None:
+    """413 for an image over the limit; 400 for a type not served, bytes that are not the declared
+    type, or too long a caption."""
+    if len(image.data) > limits.image_max_bytes:
+        raise PayloadTooLarge(
+            f"image is larger than {limits.image_max_bytes} bytes ({len(image.data)} bytes decoded)"
+        )
+    if image.media_type not in MEDIA_TYPES:
+        raise BadRequest(f"image.media_type must be one of {', '.join(MEDIA_TYPES)}")
+    sniffed = sniffed_media_type(image.data)
+    if sniffed != image.media_type:
+        found = f"its bytes are {sniffed}" if sniffed else "its bytes are no image type served"
+        raise BadRequest(f"image.data is not {image.media_type}: {found}")
+    if image.caption is not None and len(image.caption) > limits.image_caption_max_chars:
+        raise BadRequest(f"caption is longer than {limits.image_caption_max_chars} characters")
+
+
+def image_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def remember_image(
+    memory: Memory,
+    image: ImageToRemember,
+    *,
+    request_id: str | None = None,
+    deadline: float | None = None,
+) -> Remembered:
+    """Remember one image. Checked before anything else; both model clients are obtained before
+    any call, so a missing key (503) costs no model call."""
+    check_image(image, memory.limits)
+    sha256 = image_sha256(image.data)
+    with operation(
+        memory,
+        "remember",
+        user_id=image.user_id,
+        dataset=image.dataset,
+        session_id=image.session_id,
+        request_id=request_id,
+    ) as op:
+        with memory.database.transaction(image.user_id, image.dataset) as uow:
+            first = (
+                image_rows.find_image(uow.conn, uow.dataset_id, sha256)
+                if uow.dataset_id is not None
+                else None
+            )
+        if first is not None:
+            return _repeated(image, first)
+        llm, embedder, geo = memory.llm, memory.embedder, memory.geo  # 503s before any model call
+        now = memory.clock()
+        reference_time = image.reference_time or now
+        system, content = image_prompt(
+            image.data,
+            image.media_type,
+            caption=image.caption,
+            reference_time=reference_time,
+            current_time=now,
+        )
+        reply = llm.complete(
+            op.call,
+            "image",
+            system=system,
+            content=content,
+            reply_model=ImageExtraction,
+            reasoning=level_for(dict(image.reasoning), "image"),
+            model=image.models.get("image"),
+            max_tokens=IMAGE_MAX_TOKENS,
+            deadline=deadline,
+        )
+        extraction = _storable(reply.model_dump())
+        description = extraction["description"].strip()
+        if not description:
+            raise ProviderError("LLM reply of stage image had an empty description")
+        graph = merge_extractions([reply], reference_time, name_max_chars=memory.limits.entity_name_max_chars)
+        # From here on the image is remembered as the text of its description.
+        as_text = TextToRemember(
+            user_id=image.user_id,
+            dataset=image.dataset,
+            text=description,
+            session_id=image.session_id,
+            reference_time=image.reference_time,
+            reasoning=image.reasoning,
+            models=image.models,
+        )
+        vectors = embed(embedder, op.call, graph, [], deadline)
+        judgement = judge_facts(memory, op.call, as_text, graph, vectors, reference_time, now, deadline)
+        places = locate_places(geo, graph.entities)  # {} while geo is off
+        with memory.database.transaction(image.user_id) as uow:
+            dataset_id = dataset_rows.lock_or_create(uow.conn, image.user_id, image.dataset)
+            op.call.dataset_id = dataset_id
+            # Under the dataset's lock: a concurrent remember of the same image may have stored it.
+            first = image_rows.find_image(uow.conn, dataset_id, sha256)
+            if first is not None:
+                remembered = _repeated(image, first)
+            else:
+                remembered = write_graph(
+                    memory,
+                    uow,
+                    op,
+                    dataset_id,
+                    as_text,
+                    graph,
+                    [],
+                    vectors,
+                    judgement,
+                    reference_time,
+                    places,
+                    kind="image",
+                    content_sha256=sha256,
+                )
+                image_rows.insert_image(
+                    uow.conn,
+                    dataset_id,
+                    artifact_id=remembered.artifact_id,
+                    sha256=sha256,
+                    media_type=image.media_type,
+                    size=len(image.data),
+                    extraction=extraction,
+                    session_id=image.session_id,
+                )
+                remembered = replace(remembered, description=description)
+            save_inferences(uow.conn, op.call)
+        return remembered
+
+
+def _repeated(image: ImageToRemember, first: image_rows.StoredImage) -> Remembered:
+    """The answer to an image the dataset holds: its first artifact and session, the entities and
+    the live facts that artifact stated (none of them created now), in its stored extraction's order."""
+    graph = merge_extractions([ImageExtraction.model_validate(first.extraction)], first.created_at)
+    entity_order = {entity.normalized_name: i for i, entity in enumerate(graph.entities)}
+    fact_order = {
+        (f.source.normalized_name, f.target.normalized_name, f.relation): i for i, f in enumerate(graph.facts)
+    }
+    last = len(entity_order) + len(fact_order)
+    return Remembered(
+        session_id=first.session_id,
+        dataset=image.dataset,
+        artifact_id=first.artifact_id,
+        entities=sorted(first.entities, key=lambda e: entity_order.get(normalized_name(e.name), last)),
+        edges=sorted(
+            first.edges,
+            key=lambda e: fact_order.get(
+                (normalized_name(e.source), normalized_name(e.target), e.relation), last
+            ),
+        ),
+        superseded=[],
+        chunks=0,
+        description=str(first.extraction.get("description", "")).strip(),
+        repeated=True,
+    )
+
+
+def _storable(value: Any) -> Any:
+    """The reply as jsonb can hold it: strings without control characters (NUL) or lone surrogates."""
+    if isinstance(value, str):
+        return clean_text(value).encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {key: _storable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    return value
