@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, count_rows, reconfigure
 from graph_rows import alice_works_at_acme, nothing_stored
 from http_client import LocalApiClient
+from image_files import image_body, png_of_exactly
 from jwt_keys import AUDIENCE, ISSUER, SigningKey, bearer, write_jwks
 from query_helpers import reply_citing
 
@@ -66,6 +67,18 @@ def test_a_valid_token_remembers_and_queries_for_its_subject(jwt_api, db, models
     assert db.execute("SELECT user_id, name FROM gb_datasets").fetchall() == [("u1", "main")]
     assert queried.status == 200, queried.json
     assert queried.json["answer"] == "Alice works at Acme."
+
+
+def test_a_valid_token_remembers_a_large_image_for_its_subject(jwt_api, db, models, identity_provider):
+    body = image_body(png_of_exactly(3 * 1024 * 1024), caption="Alice works at Acme.")
+    del body["user_id"]  # the token's subject
+
+    reply = jwt_api.post("/v1/gb/remember", body, headers=bearer(identity_provider.token("u1")))
+
+    assert reply.status == 200, reply.json
+    assert db.execute(
+        "SELECT d.user_id, i.bytes FROM gb_image_artifacts i JOIN gb_datasets d ON d.id = i.dataset_id"
+    ).fetchall() == [("u1", 3 * 1024 * 1024)]
 
 
 def test_a_valid_token_lists_and_deletes_its_subject_s_datasets(jwt_api, db, identity_provider):
