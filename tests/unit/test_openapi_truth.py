@@ -79,6 +79,7 @@ def test_request_schemas_carry_the_validators_rules():
         "image/webp",
     ]
     assert schemas["RememberRequest"]["additionalProperties"] is False
+    assert remember["caption"]["anyOf"][0] == {"type": "string", "maxLength": 4000}
 
 
 def test_with_geo_on_the_geo_fields_are_documented_with_their_bounds():
@@ -114,7 +115,7 @@ def test_without_jwt_auth_no_route_documents_a_401_or_403():
 
 
 def test_the_documented_limits_are_the_configured_ones():
-    reconfigure(limits=Limits(user_id_max_bytes=40, session_id_max_bytes=20))
+    reconfigure(limits=Limits(user_id_max_bytes=40, session_id_max_bytes=20, image_caption_max_chars=30))
 
     document = openapi_document(all_routers())
 
@@ -122,6 +123,8 @@ def test_the_documented_limits_are_the_configured_ones():
     assert user_id["maxLength"] == 40 and "at most 40 bytes" in user_id["description"]
     session = document["components"]["schemas"]["QueryRequest"]["properties"]["session_id"]
     assert session["anyOf"][0]["maxLength"] == 20
+    caption = document["components"]["schemas"]["RememberRequest"]["properties"]["caption"]
+    assert caption["anyOf"][0]["maxLength"] == 30 and "at most 30 characters" in caption["description"]
 
 
 @pytest.mark.parametrize(

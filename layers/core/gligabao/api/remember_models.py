@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
+from gligabao.api.deps import memory
 from gligabao.api.models import absent, edge_fields
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
@@ -105,6 +106,25 @@ Text = Annotated[
 ]
 
 
+def _caption_schema() -> dict[str, Any]:
+    most = memory().limits.image_caption_max_chars
+    return {
+        "anyOf": [{"type": "string", "maxLength": most}, {"type": "null"}],
+        "description": f"with an image only: the sender's words about it (at most {most} characters), "
+        "given to the model with the image",
+    }
+
+
+def _caption_within_limit(value: Any) -> Any:
+    most = memory().limits.image_caption_max_chars
+    if isinstance(value, str) and len(value) > most:
+        raise ValueError(f"caption is longer than {most} characters")
+    return value
+
+
+Caption = Annotated[str | None, BeforeValidator(_caption_within_limit), Documented(_caption_schema)]
+
+
 class ImageInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -113,7 +133,8 @@ class ImageInput(BaseModel):
         json_schema_extra={"enum": list(IMAGE_MEDIA_TYPES)},
     )
     data: str = Field(
-        description="the image, base64 (padded)",
+        description="the image, base64 (padded); at most 4 MiB decoded (GB_IMAGE_MAX_BYTES; 413 above), "
+        "its bytes of the media_type",
         json_schema_extra={"pattern": BASE64_PATTERN, "contentEncoding": "base64"},
     )
 
@@ -160,10 +181,7 @@ class RememberRequest(BaseModel):
     session_id: SessionId = None
     text: Text = None
     image: ImageInput | None = None
-    caption: str | None = Field(
-        default=None,
-        description="with image only: the sender's words about the image, given to the model as context",
-    )
+    caption: Caption = None
     reference_time: ReferenceTime = None
     reasoning: Reasoning = Field(default_factory=dict)
     models: Models = Field(default_factory=dict)
