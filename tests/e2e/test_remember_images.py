@@ -328,3 +328,20 @@ def test_image_bytes_never_reach_the_logs(api, db, models, capfd):
     assert "remember.ok" in logged and "remember.error" in logged
     assert encoded not in logged and encoded[:40] not in logged
     assert json.dumps(encoded)[1:41] not in logged
+
+
+def test_with_geo_on_an_images_places_are_located_as_a_texts(api, db, models):
+    from gligabao.model import Place
+
+    class Paris:
+        def resolve(self, names):
+            return {name: Place("Paris", 48.8566, 2.3522, "city", "FR") for name in names if name == "Paris"}
+
+    reconfigure(geo=True, place_resolver=Paris())
+
+    reply = post(api, image_body(image_file(), caption="Alice lives in Paris."))
+
+    assert reply.status == 200, reply.json
+    assert db.execute(
+        "SELECT name, latitude, longitude FROM gb_entities WHERE latitude IS NOT NULL"
+    ).fetchall() == [("Paris", 48.8566, 2.3522)]
