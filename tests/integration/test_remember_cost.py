@@ -22,6 +22,8 @@ def scenario(facts: int) -> list[tuple[str, str]]:
 
 
 def run(fake_anthropic, fake_openai, facts: int) -> list[dict]:
+    with bootstrap.bundle().database.transaction("u1"):
+        pass  # the connection is opened (and its types registered) before anything is counted
     figures = []
     for step, text in scenario(facts):
         fake_anthropic.requests.clear()
