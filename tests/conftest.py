@@ -35,7 +35,7 @@ os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ["POWERTOOLS_SERVICE_NAME"] = "gligabao"
 os.environ["POWERTOOLS_METRICS_NAMESPACE"] = "gligabao"
 
-pytest_plugins = ["fakes.fixtures", "remember_helpers", "aws_helpers"]
+pytest_plugins = ["fakes.fixtures", "remember_helpers", "aws_helpers", "job_helpers"]
 
 
 def _admin_url() -> str:
@@ -107,6 +107,7 @@ def reconfigure(*, database=None, llm=None, embedder=None, place_resolver=None, 
         if embedder is not None
         else (current._embedder if current._fixed_embedder else None),
         geo=place_resolver,
+        jobs=current._jobs,
     )
     bootstrap.install(new)
     return new

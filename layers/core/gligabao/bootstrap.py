@@ -53,6 +53,7 @@ class Bundle:
         clock: Callable[[], datetime] = utcnow,
         keys: ProviderKeys | None = None,
         geo: ports.GeoResolver | None = None,
+        jobs: ports.JobQueue | None = None,
     ):
         self.settings = settings
         self.keys = keys or ProviderKeys(settings)
@@ -63,6 +64,7 @@ class Bundle:
         self._llm, self._embedder = llm, embedder
         self._fixed_llm, self._fixed_embedder = llm is not None, embedder is not None
         self._geo = geo
+        self._jobs = jobs
         self._built: dict[str, tuple[str, object]] = {}
         self._lock = threading.Lock()
 
@@ -124,6 +126,22 @@ class Bundle:
                 if self._geo is None:
                     self._geo = geo_resolver(self.settings)
         return self._geo
+
+    @property
+    def jobs(self) -> ports.JobQueue:
+        """The queue of asynchronous remembers: the one installed (`gligabao serve`, tests), else
+        the SQS queue of GB_JOBS_QUEUE_URL; neither is 503."""
+        if self._jobs is not None:
+            return self._jobs
+        if not self.settings.jobs_queue_url:
+            raise NotConfigured("asynchronous remember not configured: GB_JOBS_QUEUE_URL is not set")
+        from gligabao.aws.job_queue import SqsJobQueue
+
+        return self._client("jobs", self.settings.jobs_queue_url, SqsJobQueue)
+
+    def use_job_queue(self, queue: ports.JobQueue | None) -> None:
+        """Run asynchronous remembers on `queue` (the local runtime's, a test's)."""
+        self._jobs = queue
 
     def idempotency_records(self, user_id: str) -> IdempotencyRecords:
         """The store of the user's Idempotency-Key records (Powertools' persistence layer),

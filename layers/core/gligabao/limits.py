@@ -139,6 +139,27 @@ class Limits(BaseModel):
         """The largest remember body that carries an image: its base64 and the other fields."""
         return base64_length(self.image_max_bytes) + IMAGE_REQUEST_OTHER_FIELDS_BYTES
 
+    # --- asynchronous remember: the queue, the worker, the batch ---------------------------------
+    # A remember answers within API Gateway's 29 s. A text is extracted chunk by chunk (about
+    # chunk_max_chars - chunk_overlap_chars = 3,600 new characters each), extract_concurrency (4)
+    # at once, a real extraction of a full chunk taking up to ~8 s; then one embeddings request
+    # (~1 s) and one resolve call (up to ~8 s). 24,000 characters is 7 chunks: two waves of
+    # extraction (~16 s) + embed + resolve ~ 25 s, the most that fits with the deadline's margin.
+    # A longer text is remembered asynchronously (202) even without "async": true.
+    async_remember_threshold_chars: int = Field(
+        24_000, gt=0, description="a longer text is remembered asynchronously (202), async or not"
+    )
+    batch_remember_max_texts: int = Field(100, gt=0, description="texts of one POST /v1/gb/remember/batch")
+    async_max_attempts: int = Field(
+        5, gt=0, description="attempts of a job; the queue's maxReceiveCount (AsyncMaxAttempts) must match"
+    )
+    async_retry_backoff_s: float = Field(
+        30.0, ge=0, description="wait before a failed job's second attempt, doubled after"
+    )
+    async_retry_backoff_max_s: float = Field(
+        900.0, ge=0, le=43_200, description="longest wait before a job's retry (SQS allows 12 hours)"
+    )
+
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
         """The defaults, with each `GB_<NAME>` of `env` instead (validated: a bad value is an error)."""

@@ -43,6 +43,8 @@ ENVIRONMENT = {
     # Row-level security: the service connects as its own role, the migrations as the admin.
     "GB_MIGRATION_DATABASE_URL": "migration_database_url",
     "GB_DB_APP_SECRET_ARN": "db_app_secret_arn",
+    # Asynchronous remember: the SQS FIFO queue of the jobs (the template sets it).
+    "GB_JOBS_QUEUE_URL": "jobs_queue_url",
 }
 
 
@@ -92,6 +94,10 @@ class Settings(BaseModel):
     # the service connects as gligabao_app over its Unix socket.
     migration_database_url: str | None = None
     db_app_secret_arn: str | None = None
+
+    # Asynchronous remember: the SQS FIFO queue the remember function sends its jobs to and the
+    # worker drains. Unset (and not `gligabao serve`, which runs its own queue): async is a 503.
+    jobs_queue_url: str | None = None
 
     @field_validator("llm_provider", "geo_resolver", "auth_mode", mode="before")
     @classmethod

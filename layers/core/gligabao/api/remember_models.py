@@ -36,6 +36,8 @@ from gligabao.api.validation import (
     time_schema,
 )
 from gligabao.errors import BadRequest
+from gligabao.limits import Limits
+from gligabao.memory.async_remember import QueuedText
 from gligabao.memory.images import MEDIA_TYPES, ImageToRemember
 from gligabao.memory.remember import Remembered, TextToRemember
 from gligabao.model import StoredEdge
@@ -125,6 +127,14 @@ def _caption_within_limit(value: Any) -> Any:
 Caption = Annotated[str | None, BeforeValidator(_caption_within_limit), Documented(_caption_schema)]
 
 
+def _checked_text(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise ValueError("text must not be empty")
+    if value is not None and "\x00" in value:  # PostgreSQL text cannot hold it
+        raise ValueError("text must not contain NUL characters")
+    return value.strip() if value is not None else None
+
+
 class ImageInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -185,6 +195,14 @@ class RememberRequest(BaseModel):
     reference_time: ReferenceTime = None
     reasoning: Reasoning = Field(default_factory=dict)
     models: Models = Field(default_factory=dict)
+    run_async: bool = Field(
+        default=False,
+        alias="async",
+        description="true: answer 202 at once and remember the text in the background "
+        "(GET /v1/gb/artifacts/{id} shows the status); a text longer than "
+        "GB_ASYNC_REMEMBER_THRESHOLD_CHARS (24,000 characters by default) is always remembered so; "
+        "an image is always remembered at once",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -206,11 +224,13 @@ class RememberRequest(BaseModel):
     @field_validator("text")
     @classmethod
     def _not_empty(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("text must not be empty")
-        if value is not None and "\x00" in value:  # PostgreSQL text cannot hold it
-            raise ValueError("text must not contain NUL characters")
-        return value.strip() if value is not None else None
+        return _checked_text(value)
+
+    def runs_async(self, limits: Limits) -> bool:
+        """Asynchronous when asked, or when the text is too long to remember within the API's 29 s."""
+        return self.run_async or (
+            self.text is not None and len(self.text) > limits.async_remember_threshold_chars
+        )
 
     def text_to_remember(self) -> TextToRemember:
         return TextToRemember(
@@ -335,3 +355,58 @@ class RememberResponse(BaseModel):
             description=remembered.description,
             repeated=remembered.repeated if remembered.description is not None else None,
         )
+
+
+# --- asynchronous remember: the 202, and POST /v1/gb/remember/batch ------------------------------
+
+
+class AcceptedResponse(BaseModel):
+    artifact_id: int = Field(description="GET /v1/gb/artifacts/{artifact_id} shows its status")
+    status: str = Field(description="pending", json_schema_extra={"enum": ["pending"]})
+
+
+BatchTextValue = Annotated[
+    str,
+    WithJsonSchema(
+        {"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN, "description": "not blank"}
+    ),
+]
+
+
+class BatchText(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: BatchTextValue
+    session_id: SessionId = None
+    reference_time: ReferenceTime = None
+
+    @field_validator("text")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        return _checked_text(value)
+
+    def queued(self) -> QueuedText:
+        return QueuedText(self.text, self.session_id, self.reference_time)
+
+
+class BatchRememberRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId
+    dataset: DatasetField
+    texts: list[BatchText] = Field(
+        description="1 to GB_BATCH_REMEMBER_MAX_TEXTS (100) texts, each with its own session and reference "
+        "time; applied in order of reference_time (a missing one: the time of the request)",
+        min_length=1,
+    )
+    reasoning: Reasoning = Field(default_factory=dict)
+    models: Models = Field(default_factory=dict)
+
+    def check_size(self, limits: Limits) -> None:
+        if len(self.texts) > limits.batch_remember_max_texts:
+            raise BadRequest(f"texts: at most {limits.batch_remember_max_texts} texts per batch")
+
+
+class BatchAcceptedResponse(BaseModel):
+    dataset: str
+    artifacts: list[AcceptedResponse] = Field(description="one per text, in the order of the request")

@@ -78,6 +78,54 @@ def insert_artifacts(
     return row["id"], list(row["chunk_ids"])
 
 
+def fill_pending_artifact(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    artifact_id: int,
+    *,
+    reference_time: datetime,
+    chunks: Sequence[ChunkRow],
+) -> list[int] | None:
+    """What `insert_artifacts` stores, into the pending artifact of an asynchronous remember: marks
+    it done and inserts its chunks, in one statement. None when it is done already (another delivery
+    of the same job stored it) or gone: the caller then stores nothing."""
+    row = conn.execute(
+        """
+        WITH parent AS (
+            UPDATE gb_artifacts
+            SET status = 'done', error = NULL, reference_time = %(reference_time)s,
+                content_sha256 = encode(sha256(convert_to(text, 'UTF8')), 'hex')
+            WHERE id = %(artifact_id)s AND dataset_id = %(dataset_id)s AND kind = 'text'
+              AND status <> 'done'
+            RETURNING id, session_id
+        ),
+        chunks AS (
+            INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, parent_id,
+                                      chunk_index, summary, embedding, summary_embedding)
+            SELECT %(dataset_id)s, 'chunk', c.text, parent.session_id, %(reference_time)s, parent.id,
+                   c.ord - 1, c.summary, c.embedding, c.summary_embedding
+            FROM parent,
+                 unnest(%(chunk_text)s::text[], %(summary)s::text[], %(embedding)s::vector[],
+                        %(summary_embedding)s::vector[]) WITH ORDINALITY AS c(text, summary, embedding,
+                                                                             summary_embedding, ord)
+            RETURNING id, chunk_index
+        )
+        SELECT (SELECT id FROM parent) AS id,
+               coalesce((SELECT array_agg(id ORDER BY chunk_index) FROM chunks), '{}') AS chunk_ids
+        """,
+        {
+            "dataset_id": dataset_id,
+            "artifact_id": artifact_id,
+            "reference_time": reference_time,
+            "chunk_text": [c.text for c in chunks],
+            "summary": [c.summary for c in chunks],
+            "embedding": [_vector(c.embedding) for c in chunks],
+            "summary_embedding": [_vector(c.summary_embedding) for c in chunks],
+        },
+    ).fetchone()
+    return None if row["id"] is None else list(row["chunk_ids"])
+
+
 def match_entities(
     conn: psycopg.Connection,
     dataset_id: int,

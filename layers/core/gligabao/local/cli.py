@@ -81,6 +81,11 @@ def _serve(args) -> int:
             print(f"gligabao serve --auth jwt: {error}", file=sys.stderr)
             return 2
     apply_schema()  # as the owner; the API then connects as gligabao_app, held by row-level security
+    if not deps.settings.jobs_queue_url:  # asynchronous remembers: an in-process queue and worker
+        from gligabao.api.worker import create_worker
+        from gligabao.local.job_queue import LocalJobQueue
+
+        deps.use_job_queue(LocalJobQueue(create_worker(), max_attempts=deps.limits.async_max_attempts))
     server = make_server(template, args.host, args.port, authorizer=authorizer)
     host, port = server.server_address[:2]
     print(

@@ -61,6 +61,21 @@ class GeoResolver(Protocol):
         ...
 
 
+class JobQueue(Protocol):
+    """The queue of asynchronous remembers (SQS FIFO on AWS, a thread in `gligabao serve`).
+
+    Messages of one group are delivered in the order sent, one at a time; a message's
+    `dedup_id` makes a repeated send within the queue's deduplication window a no-op."""
+
+    def enqueue(self, group: str, messages: list[tuple[str, str]]) -> None:
+        """Send (dedup_id, body) messages in order; raises when any of them was not accepted."""
+        ...
+
+    def retry_after(self, receipt: str, seconds: int) -> None:
+        """Make a message that failed visible again after `seconds` (the retry's backoff)."""
+        ...
+
+
 class Memory(Protocol):
     """Everything a use case of the memory core takes: the bundle the bootstrap builds."""
 

@@ -28,6 +28,10 @@ from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, save_inferences
 
 
+class AlreadyStored(Exception):
+    """The pending artifact a remember was to fill is done (or gone): nothing more to store."""
+
+
 @dataclass(frozen=True)
 class TextToRemember:
     user_id: str
@@ -71,9 +75,12 @@ def remember_text(
     *,
     request_id: str | None = None,
     deadline: float | None = None,
+    artifact_id: int | None = None,
 ) -> Remembered:
     """Remember one text. Both model clients are obtained before any call, so a missing key (503)
-    costs no model call. `deadline` is a `time.monotonic()` instant the provider calls end before."""
+    costs no model call. `deadline` is a `time.monotonic()` instant the provider calls end before.
+    `artifact_id`: the pending artifact of an asynchronous remember, which the store fills instead
+    of inserting one (AlreadyStored when another delivery of the job has filled it)."""
     with operation(
         memory,
         "remember",
@@ -105,7 +112,18 @@ def remember_text(
         vectors = embed(embedder, op.call, graph, chunks, deadline)
         judgement = judge_facts(memory, op.call, request, graph, vectors, reference_time, now, deadline)
         places = locate_places(geo, graph.entities)  # {} while geo is off
-        return store(memory, op, request, graph, chunks, vectors, judgement, reference_time, places)
+        return store(
+            memory,
+            op,
+            request,
+            graph,
+            chunks,
+            vectors,
+            judgement,
+            reference_time,
+            places,
+            artifact_id=artifact_id,
+        )
 
 
 def embed(
@@ -172,14 +190,28 @@ def store(
     judgement: Judgement,
     reference_time: datetime,
     places: Mapping[str, Place] | None = None,
+    *,
+    artifact_id: int | None = None,
 ) -> Remembered:
     """Write everything in one transaction, under the dataset's lock. `places`: the coordinates
-    of the place entities, by normalized name (geo on: one more statement when there are some)."""
+    of the place entities, by normalized name (geo on: one more statement when there are some).
+    `artifact_id`: the pending artifact of an asynchronous remember, filled instead of inserted."""
     with memory.database.transaction(request.user_id) as uow:
         dataset_id = dataset_rows.lock_or_create(uow.conn, request.user_id, request.dataset)
         op.call.dataset_id = dataset_id
         remembered = write_graph(
-            memory, uow, op, dataset_id, request, graph, chunks, vectors, judgement, reference_time, places
+            memory,
+            uow,
+            op,
+            dataset_id,
+            request,
+            graph,
+            chunks,
+            vectors,
+            judgement,
+            reference_time,
+            places,
+            artifact_id=artifact_id,
         )
         save_inferences(uow.conn, op.call)
     return remembered
@@ -200,25 +232,37 @@ def write_graph(
     *,
     kind: str = "text",
     content_sha256: str | None = None,
+    artifact_id: int | None = None,
 ) -> Remembered:
     """The artifact(s), entities, facts and links of one remember, in the caller's transaction
-    (which holds the dataset's lock); `kind` 'image' for an image, whose text is its description."""
+    (which holds the dataset's lock); `kind` 'image' for an image, whose text is its description.
+    With `artifact_id` (a pending text artifact), the same round trips: an UPDATE of that artifact
+    instead of the INSERT, and AlreadyStored (the caller's transaction rolls back) when it is done."""
     conn, now = uow.conn, memory.clock()
-    artifact_id, chunk_ids = graph_writes.insert_artifacts(
-        conn,
-        dataset_id,
-        text=request.text,
-        session_id=request.session_id,
-        reference_time=reference_time,
-        chunks=[
-            graph_writes.ChunkRow(text, summary, vector, summary_vector)
-            for text, summary, vector, summary_vector in zip(
-                chunks, graph.summaries, vectors.chunks, vectors.summaries, strict=True
-            )
-        ],
-        kind=kind,
-        content_sha256=content_sha256,
-    )
+    chunk_rows = [
+        graph_writes.ChunkRow(text, summary, vector, summary_vector)
+        for text, summary, vector, summary_vector in zip(
+            chunks, graph.summaries, vectors.chunks, vectors.summaries, strict=True
+        )
+    ]
+    if artifact_id is None:
+        artifact_id, chunk_ids = graph_writes.insert_artifacts(
+            conn,
+            dataset_id,
+            text=request.text,
+            session_id=request.session_id,
+            reference_time=reference_time,
+            chunks=chunk_rows,
+            kind=kind,
+            content_sha256=content_sha256,
+        )
+    else:
+        filled = graph_writes.fill_pending_artifact(
+            conn, dataset_id, artifact_id, reference_time=reference_time, chunks=chunk_rows
+        )
+        if filled is None:  # rolls the transaction back: nothing is stored twice
+            raise AlreadyStored(f"artifact {artifact_id} is stored already")
+        chunk_ids = filled
     piece_artifacts = chunk_ids or [artifact_id]
     entities = resolve_entities(
         conn, dataset_id, graph.entities, vectors.entities, memory.limits.entity_match_similarity

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler import Depends
+from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import Invocation, invocation, memory
 from gligabao.api.models import CONFIGURATION_INVALID, documented_responses
-from gligabao.api.remember_models import RememberRequest, RememberResponse
+from gligabao.api.remember_models import (
+    AcceptedResponse,
+    BatchAcceptedResponse,
+    BatchRememberRequest,
+    RememberRequest,
+    RememberResponse,
+)
 from gligabao.bootstrap import Bundle
+from gligabao.memory import async_remember
+from gligabao.memory.async_remember import QueuedText
 from gligabao.memory.images import remember_image
 from gligabao.memory.remember import remember_text
 
@@ -34,7 +42,24 @@ _ERRORS = {
     502: "the LLM or the embeddings call failed, or its reply was empty, truncated or unparseable; or Amazon "
     "Location Service failed (geo resolver aws-location)",
     503: "a provider key is missing (ANTHROPIC_API_KEY or OPENAI_API_KEY), the database or the idempotency "
-    "records are unreachable, or " + CONFIGURATION_INVALID,
+    "records are unreachable, the job queue is not configured (GB_JOBS_QUEUE_URL) or unavailable "
+    "(asynchronous remember), or " + CONFIGURATION_INVALID,
+}
+_ACCEPTED = {
+    202: {
+        "description": 'asynchronous remember ("async": true, or a text longer than '
+        "GB_ASYNC_REMEMBER_THRESHOLD_CHARS): the artifact is pending, GET /v1/gb/artifacts/{id} shows its "
+        "status (pending, running, done, failed with its error)",
+        "content": {"application/json": {"model": AcceptedResponse}},
+    }
+}
+_BATCH_ERRORS = {
+    400: "invalid JSON body, unknown field, no texts or more than GB_BATCH_REMEMBER_MAX_TEXTS (100), a blank "
+    "text, bad user_id, dataset, session_id, reference_time, reasoning or models; a malformed Idempotency-Key",
+    409: _ERRORS[409],
+    413: _ERRORS[413],
+    503: "the job queue is not configured (GB_JOBS_QUEUE_URL) or unavailable, the database is unreachable, "
+    "or " + CONFIGURATION_INVALID,
 }
 
 
@@ -42,7 +67,14 @@ _ERRORS = {
     "/v1/gb/remember",
     tags=["remember"],
     summary="Remember a text or an image: its entities and facts into the dataset's graph",
-    responses=documented_responses("what was stored: entities, edges, superseded edges, chunks", _ERRORS),
+    responses={
+        **documented_responses("what was stored: entities, edges, superseded edges, chunks", _ERRORS),
+        200: {
+            "description": "what was stored: entities, edges, superseded edges, chunks",
+            "content": {"application/json": {"model": RememberResponse}},
+        },
+        **_ACCEPTED,
+    },
 )
 def remember(
     request: Annotated[RememberRequest, Body()],
@@ -50,14 +82,65 @@ def remember(
     call: Annotated[Invocation, Depends(invocation)],
     # Served before routing (api/idempotency.py); declared here for the OpenAPI document.
     idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_KEY_DESCRIPTION)] = None,
-) -> RememberResponse:
+) -> RememberResponse | AcceptedResponse:  # the 202's body is validated too
     request.check_content()
     if request.image is not None:
         remembered = remember_image(
             deps, request.image_to_remember(), request_id=call.request_id, deadline=call.deadline
         )
         return RememberResponse.from_domain(remembered)
+    if request.runs_async(deps.limits):
+        [artifact_id] = async_remember.accept(
+            deps,
+            deps.jobs,
+            user_id=request.user_id,
+            dataset=request.dataset,
+            texts=[QueuedText(request.text, request.session_id, request.reference_time)],
+            reasoning=request.reasoning,
+            models=request.models,
+        )
+        return _accepted(AcceptedResponse(artifact_id=artifact_id, status="pending"))
     remembered = remember_text(
         deps, request.text_to_remember(), request_id=call.request_id, deadline=call.deadline
     )
     return RememberResponse.from_domain(remembered)
+
+
+@router.post(
+    "/v1/gb/remember/batch",
+    tags=["remember"],
+    summary="Remember up to 100 texts asynchronously, applied in order of reference_time",
+    responses={
+        202: {
+            "description": "every text is a pending artifact, queued; in the dataset they are applied one "
+            "at a time in order of reference_time",
+            "content": {"application/json": {"model": BatchAcceptedResponse}},
+        },
+        **{k: v for k, v in documented_responses("", _BATCH_ERRORS).items() if k != 200},
+    },
+)
+def remember_batch(
+    request: Annotated[BatchRememberRequest, Body()],
+    deps: Annotated[Bundle, Depends(memory)],
+    idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_KEY_DESCRIPTION)] = None,
+) -> BatchAcceptedResponse:  # answered with 202
+    request.check_size(deps.limits)
+    ids = async_remember.accept(
+        deps,
+        deps.jobs,
+        user_id=request.user_id,
+        dataset=request.dataset,
+        texts=[text.queued() for text in request.texts],
+        reasoning=request.reasoning,
+        models=request.models,
+    )
+    return _accepted(
+        BatchAcceptedResponse(
+            dataset=request.dataset,
+            artifacts=[AcceptedResponse(artifact_id=artifact_id, status="pending") for artifact_id in ids],
+        )
+    )
+
+
+def _accepted(body: AcceptedResponse | BatchAcceptedResponse) -> Response:
+    return Response(202, "application/json", body)

@@ -1,0 +1,76 @@
+"""The rows of asynchronous remembers: the pending artifacts a request stores before any model
+call, and the status the worker moves them through (pending -> running -> done | failed).
+
+A pending artifact holds the text, its session and reference time: the queue's message names
+only the artifact (and its user), so a message is small and the text is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+
+
+@dataclass(frozen=True)
+class PendingText:
+    text: str
+    session_id: str | None
+    reference_time: datetime
+
+
+@dataclass(frozen=True)
+class ClaimedArtifact:
+    """A pending (or retried) artifact the worker now runs."""
+
+    id: int
+    dataset: str
+    text: str
+    session_id: str | None
+    reference_time: datetime
+
+
+def insert_pending(conn: psycopg.Connection, dataset_id: int, texts: Sequence[PendingText]) -> list[int]:
+    """One pending text artifact per text, in one statement: their ids in the order given."""
+    rows = conn.execute(
+        """
+        INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, status)
+        SELECT %(dataset_id)s, 'text', t.text, t.session_id, t.reference_time, 'pending'
+        FROM unnest(%(text)s::text[], %(session_id)s::text[], %(reference_time)s::timestamptz[])
+             WITH ORDINALITY AS t(text, session_id, reference_time, ord)
+        ORDER BY t.ord
+        RETURNING id
+        """,
+        {
+            "dataset_id": dataset_id,
+            "text": [t.text for t in texts],
+            "session_id": [t.session_id for t in texts],
+            "reference_time": [t.reference_time for t in texts],
+        },
+    ).fetchall()
+    return sorted(row["id"] for row in rows)  # identities follow the insertion order
+
+
+def claim(conn: psycopg.Connection, artifact_id: int) -> ClaimedArtifact | None:
+    """Mark the artifact running and return what the pipeline needs; None when it is done already
+    (a redelivery), gone (forgotten meanwhile) or not the user's (row-level security)."""
+    row = conn.execute(
+        """
+        UPDATE gb_artifacts a SET status = 'running'
+        FROM gb_datasets d
+        WHERE a.id = %s AND a.kind = 'text' AND a.status <> 'done' AND d.id = a.dataset_id
+        RETURNING a.id, d.name AS dataset, a.text, a.session_id, a.reference_time
+        """,
+        [artifact_id],
+    ).fetchone()
+    return ClaimedArtifact(**row) if row else None
+
+
+def set_status(conn: psycopg.Connection, artifact_ids: Sequence[int], status: str, error: str | None) -> None:
+    """Set the status (and error) of artifacts not done yet: a done artifact is never undone."""
+    conn.execute(
+        "UPDATE gb_artifacts SET status = %s, error = %s WHERE id = ANY(%s) AND status <> 'done'",
+        [status, error, list(artifact_ids)],
+    )

@@ -1,0 +1,170 @@
+"""The job queue of `gligabao serve`: SQS FIFO's behaviour in-process, so asynchronous and batch
+remembers work without AWS.
+
+A thread drains the queue and calls the same worker handler as the Lambda (api/worker.py) with
+SQS-shaped events, one record each. Like SQS FIFO: a message group's messages are delivered one
+at a time in the order sent (a group waits while its head is retried, other groups go on); a
+record the handler reports failed comes back after the backoff it set (`retry_after`), and after
+`max_attempts` receives it moves to `dead_letters` (the dead-letter queue); a deduplication id
+seen before is not queued again. Messages live in memory: stopping the server loses the queue
+(their artifacts stay pending).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gligabao.local.server import LambdaContext
+from gligabao.observability.logging import get_logger
+
+WORKER_TIMEOUT_MS = 300_000  # the worker function's Timeout in template.yaml
+_DEFAULT_VISIBILITY_S = 30.0  # a failed record's wait when the handler set no backoff
+
+logger = get_logger()
+
+
+@dataclass
+class QueuedMessage:
+    group: str
+    dedup_id: str
+    body: str
+    message_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    receive_count: int = 0
+    visible_at: float = 0.0
+    receipt: str | None = None
+    backoff_set: bool = False
+    sent_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+
+
+class LocalJobQueue:
+    def __init__(self, handler: Callable[[dict, Any], dict], *, max_attempts: int, clock=time.monotonic):
+        self._handler = handler
+        self._max_attempts = max_attempts
+        self._clock = clock
+        self._messages: list[QueuedMessage] = []
+        self._seen: set[str] = set()
+        self._busy = False
+        self._stopped = False
+        self._changed = threading.Condition()
+        self.dead_letters: list[QueuedMessage] = []
+        self.delivered = 0
+        self._thread = threading.Thread(target=self._drain_forever, name="gligabao-jobs", daemon=True)
+        self._thread.start()
+
+    # --- memory.ports.JobQueue ------------------------------------------------------------------
+
+    def enqueue(self, group: str, messages: list[tuple[str, str]]) -> None:
+        with self._changed:
+            for dedup_id, body in messages:
+                if dedup_id in self._seen:
+                    continue
+                self._seen.add(dedup_id)
+                self._messages.append(QueuedMessage(group, dedup_id, body))
+            self._changed.notify_all()
+
+    def retry_after(self, receipt: str, seconds: int) -> None:
+        with self._changed:
+            for message in self._messages:
+                if message.receipt == receipt:
+                    message.visible_at = self._clock() + seconds
+                    message.backoff_set = True
+            self._changed.notify_all()
+
+    # --- for the tests, the bench and stopping ----------------------------------------------------
+
+    def wait_until_empty(self, timeout: float) -> bool:
+        """True once every message is done or dead-lettered, False after `timeout` seconds."""
+        end = time.monotonic() + timeout
+        with self._changed:
+            while self._messages or self._busy:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(min(left, 0.5))
+            return True
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+        self._thread.join(timeout=5)
+
+    # --- the worker thread --------------------------------------------------------------------------
+
+    def _next(self) -> tuple[QueuedMessage | None, float]:
+        """The first visible message at the head of its group, else None and how long to wait."""
+        now, heads, wait = self._clock(), set(), 1.0
+        for message in self._messages:
+            if message.group in heads:
+                continue
+            heads.add(message.group)
+            if message.visible_at <= now:
+                return message, 0.0
+            wait = min(wait, message.visible_at - now)
+        return None, wait
+
+    def _drain_forever(self) -> None:
+        while True:
+            with self._changed:
+                message, wait = self._next()
+                while message is None and not self._stopped:
+                    self._changed.wait(wait)
+                    message, wait = self._next()
+                if self._stopped:
+                    return
+                message.receive_count += 1
+                message.receipt = str(uuid.uuid4())
+                message.backoff_set = False
+                message.visible_at = self._clock() + WORKER_TIMEOUT_MS / 1000  # in flight
+                self._busy = True
+            failed = self._deliver(message)
+            with self._changed:
+                self._busy = False
+                self.delivered += 1
+                if not failed:
+                    self._messages.remove(message)
+                elif message.receive_count >= self._max_attempts:
+                    self._messages.remove(message)
+                    self.dead_letters.append(message)
+                elif not message.backoff_set:
+                    message.visible_at = self._clock() + _DEFAULT_VISIBILITY_S  # no backoff was set
+                self._changed.notify_all()
+
+    def _deliver(self, message: QueuedMessage) -> bool:
+        """Call the worker with a one-record SQS event; True when the record failed."""
+        event = {"Records": [sqs_record(message)]}
+        context = LambdaContext("remember-worker", str(uuid.uuid4()), timeout_ms=WORKER_TIMEOUT_MS)
+        try:
+            reply = self._handler(event, context) or {}
+        except Exception:
+            logger.exception("remember.job.invocation_failed")
+            return True
+        return any(f.get("itemIdentifier") == message.message_id for f in reply.get("batchItemFailures", []))
+
+
+def sqs_record(message: QueuedMessage) -> dict:
+    """The record of an SQS FIFO event source, as Lambda delivers it."""
+    return {
+        "messageId": message.message_id,
+        "receiptHandle": message.receipt,
+        "body": message.body,
+        "attributes": {
+            "ApproximateReceiveCount": str(message.receive_count),
+            "SentTimestamp": str(message.sent_ms),
+            "SenderId": "local",
+            "ApproximateFirstReceiveTimestamp": str(message.sent_ms),
+            "SequenceNumber": "0",
+            "MessageGroupId": message.group,
+            "MessageDeduplicationId": message.dedup_id,
+        },
+        "messageAttributes": {},
+        "md5OfBody": "",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:local:000000000000:gligabao-jobs.fifo",
+        "awsRegion": "local",
+    }

@@ -1,0 +1,197 @@
+"""Asynchronous remember (large and bulk ingestion): the request stores its texts as pending
+artifacts and queues one job per text; a worker runs each job through the same pipeline as the
+synchronous remember (memory/remember.py), filling that artifact.
+
+Statuses: pending (queued, or waiting for a retry) -> running -> done, or failed with its error.
+- One job per artifact: the message names the artifact and its user, so the worker opens its units
+  of work as that user (row-level security) and a redelivery of a finished job finds the artifact
+  done and stores nothing (the store's UPDATE ... WHERE status <> 'done' under the dataset's lock).
+- The jobs of one dataset form one message group, sent in order of reference time: the queue
+  delivers them one at a time, in that order, so later facts supersede earlier ones.
+- A model or database failure is retried by the queue with backoff; after `async_max_attempts`
+  attempts the artifact is marked failed and the message goes to the dead-letter queue. A request
+  error (4xx: the text cannot be remembered) fails the artifact at once, without retries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+
+from gligabao.db import datasets as dataset_rows
+from gligabao.db import jobs as job_rows
+from gligabao.errors import GbError
+from gligabao.memory.ports import JobQueue, Memory
+from gligabao.memory.remember import AlreadyStored, TextToRemember, remember_text
+
+JOB_VERSION = 1
+
+
+@dataclass(frozen=True)
+class QueuedText:
+    """One text of an asynchronous remember (its own session and reference time)."""
+
+    text: str
+    session_id: str | None = None
+    reference_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RememberJob:
+    """What a queue message carries: the pending artifact, its user and the model options."""
+
+    artifact_id: int
+    user_id: str
+    reasoning: Mapping[str, str] = field(default_factory=dict)
+    models: Mapping[str, str] = field(default_factory=dict)
+
+    def body(self) -> str:
+        return json.dumps(
+            {
+                "v": JOB_VERSION,
+                "artifact_id": self.artifact_id,
+                "user_id": self.user_id,
+                "reasoning": dict(self.reasoning),
+                "models": dict(self.models),
+            }
+        )
+
+    @classmethod
+    def from_body(cls, body: str) -> RememberJob:
+        """The job of a message body; PoisonMessage when it is not one (it is never retried)."""
+        try:
+            data = json.loads(body)
+            job = cls(
+                artifact_id=data["artifact_id"],
+                user_id=data["user_id"],
+                reasoning=data.get("reasoning") or {},
+                models=data.get("models") or {},
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise PoisonMessage("the message is not a remember job") from None
+        valid = (
+            isinstance(job.artifact_id, int)
+            and not isinstance(job.artifact_id, bool)
+            and isinstance(job.user_id, str)
+            and job.user_id
+            and all(isinstance(v, dict) for v in (job.reasoning, job.models))
+        )
+        if not valid:
+            raise PoisonMessage("the message is not a remember job")
+        return job
+
+
+class PoisonMessage(Exception):
+    """A message no attempt can process: dropped (logged), never retried, never blocking its group."""
+
+
+class RetryLater(Exception):
+    """The attempt failed and another is due: the queue redelivers the message after a backoff."""
+
+    def __init__(self, error: str, attempt: int):
+        super().__init__(error)
+        self.error, self.attempt = error, attempt
+
+
+class GaveUp(Exception):
+    """The last attempt failed: the artifact is marked failed, the message goes to the dead-letter queue."""
+
+
+class Outcome(Enum):
+    DONE = "done"
+    SKIPPED = "skipped"  # done already (a redelivery), forgotten meanwhile, or not the user's
+    FAILED = "failed"  # a request error: marked failed, never retried
+
+
+class QueueUnavailable(GbError):
+    status = 503
+
+
+def accept(
+    memory: Memory,
+    queue: JobQueue,
+    *,
+    user_id: str,
+    dataset: str,
+    texts: Sequence[QueuedText],
+    reasoning: Mapping[str, str] | None = None,
+    models: Mapping[str, str] | None = None,
+) -> list[int]:
+    """Store the texts as pending artifacts (one transaction) and queue their jobs, in order of
+    reference time (a missing one is now, the order given breaking ties). The artifacts' ids, in the
+    order given. When the queue refuses a job, its artifact and the later ones are marked failed and
+    the call raises QueueUnavailable (503): nothing is left pending with no job to run it."""
+    now = memory.clock()
+    pending = [job_rows.PendingText(t.text, t.session_id, t.reference_time or now) for t in texts]
+    with memory.database.transaction(user_id) as uow:
+        dataset_id = dataset_rows.lock_or_create(uow.conn, user_id, dataset)
+        ids = job_rows.insert_pending(uow.conn, dataset_id, pending)
+    order = sorted(range(len(ids)), key=lambda i: (pending[i].reference_time, i))
+    jobs = [RememberJob(ids[i], user_id, dict(reasoning or {}), dict(models or {})) for i in order]
+    try:
+        queue.enqueue(str(dataset_id), [(str(job.artifact_id), job.body()) for job in jobs])
+    except Exception as exc:
+        with memory.database.transaction(user_id) as uow:
+            job_rows.set_status(uow.conn, ids, "failed", "the job could not be queued")
+        raise QueueUnavailable("the job queue is unavailable; nothing was remembered") from exc
+    return ids
+
+
+def run(
+    memory: Memory,
+    job: RememberJob,
+    *,
+    attempt: int,
+    max_attempts: int,
+    deadline: float | None = None,
+    request_id: str | None = None,
+) -> Outcome:
+    """One attempt at a job (`attempt` counts from 1). Raises RetryLater when another attempt is due,
+    GaveUp after the last one; either way the artifact keeps the error and nothing is half-stored."""
+    with memory.database.transaction(job.user_id) as uow:
+        claimed = job_rows.claim(uow.conn, job.artifact_id)
+    if claimed is None:
+        return Outcome.SKIPPED
+    request = TextToRemember(
+        user_id=job.user_id,
+        dataset=claimed.dataset,
+        text=claimed.text,
+        session_id=claimed.session_id,
+        reference_time=claimed.reference_time,
+        reasoning=job.reasoning,
+        models=job.models,
+    )
+    try:
+        remember_text(memory, request, request_id=request_id, deadline=deadline, artifact_id=claimed.id)
+    except AlreadyStored:
+        return Outcome.SKIPPED
+    except Exception as exc:
+        error = _reason(exc)
+        if isinstance(exc, GbError) and exc.status < 500:
+            _mark(memory, job, "failed", error)
+            return Outcome.FAILED
+        if attempt >= max_attempts:
+            _mark(memory, job, "failed", f"{error} (after {attempt} attempts)")
+            raise GaveUp(error) from exc
+        _mark(memory, job, "pending", f"attempt {attempt} of {max_attempts} failed: {error}; retrying")
+        raise RetryLater(error, attempt) from exc
+    return Outcome.DONE
+
+
+def retry_delay_seconds(attempt: int, base: float, longest: float) -> int:
+    """Exponential backoff before attempt `attempt + 1`: base, 2 x base, 4 x base..., at most `longest`."""
+    return int(min(longest, base * 2 ** max(0, attempt - 1)))
+
+
+def _mark(memory: Memory, job: RememberJob, status: str, error: str) -> None:
+    with memory.database.transaction(job.user_id) as uow:
+        job_rows.set_status(uow.conn, [job.artifact_id], status, error)
+
+
+def _reason(exc: Exception) -> str:
+    """What the artifact shows of a failure: the service's own messages (written to be shown),
+    never an unexpected exception's text, which might hold anything."""
+    return exc.message if isinstance(exc, GbError) else "internal error"

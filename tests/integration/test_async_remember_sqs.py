@@ -1,0 +1,233 @@
+"""Asynchronous remember through SQS (moto): 202 and a pending artifact, the worker's pipeline,
+retries with backoff, the dead-letter queue, redelivery, poison messages, batch order and the
+automatic switch for a long text."""
+
+from __future__ import annotations
+
+import json
+
+from fakes.anthropic_server import Reply
+from graph_rows import graph_counts
+from job_helpers import MAX_ATTEMPTS, artifact_status, pump
+from remember_helpers import call_handler, remember_handler
+
+ALICE = {"user_id": "u1", "dataset": "main", "text": "Alice works at Acme.", "session_id": "s1"}
+
+
+def _remember_async(body: dict) -> int:
+    reply = call_handler(remember_handler(), {**body, "async": True})
+    assert reply.status == 202, reply.json
+    assert reply.json["status"] == "pending"
+    return reply.json["artifact_id"]
+
+
+def test_async_remember_answers_202_then_the_worker_stores_the_text(db, models, sqs_jobs):
+    from gligabao import bootstrap
+    from gligabao.memory.readback import read_artifact
+
+    fake_anthropic, _ = models
+    artifact_id = _remember_async(ALICE)
+
+    assert artifact_status(db, artifact_id) == ("pending", None)
+    assert fake_anthropic.messages == []  # no model call before the worker runs
+    assert graph_counts(db)["gb_entities"] == 0
+
+    [reply] = pump(sqs_jobs)
+
+    assert reply == {"batchItemFailures": []}
+    assert artifact_status(db, artifact_id) == ("done", None)
+    stored = read_artifact(bootstrap.bundle(), "u1", artifact_id)
+    assert stored.artifact.session_id == "s1"
+    assert sorted(e.name for e in stored.entities) == ["Acme", "Alice"]
+    assert [e.relation for e in stored.edges] == ["works_at"]
+    assert graph_counts(db)["gb_artifacts"] == 1  # the pending artifact was filled, none inserted
+
+
+def test_a_text_longer_than_the_threshold_is_remembered_asynchronously_without_asking(db, models, sqs_jobs):
+    from conftest import reconfigure
+
+    from gligabao import bootstrap
+
+    limits = bootstrap.bundle().limits.model_copy(update={"async_remember_threshold_chars": 30})
+    reconfigure(limits=limits)
+    handler = remember_handler()
+
+    short = call_handler(handler, {**ALICE, "text": "Bob works at Acme."})
+    long = call_handler(handler, {**ALICE, "text": "Alice works at Acme. Alice lives in Paris."})
+
+    assert short.status == 200 and "entities" in short.json
+    assert long.status == 202 and long.json == {"artifact_id": long.json["artifact_id"], "status": "pending"}
+    pump(sqs_jobs)
+    assert artifact_status(db, long.json["artifact_id"]) == ("done", None)
+
+
+def test_a_failed_model_call_is_retried_by_the_queue_and_nothing_is_half_stored(db, models, sqs_jobs):
+    from conftest import reconfigure
+
+    from gligabao import bootstrap
+
+    fake_anthropic, _ = models
+    reconfigure(limits=bootstrap.bundle().limits.model_copy(update={"provider_max_attempts": 1}))
+    artifact_id = _remember_async(ALICE)
+    fake_anthropic.queue(Reply.error(500))
+
+    first, second = pump(sqs_jobs, rounds=2)
+
+    assert len(first["batchItemFailures"]) == 1
+    assert second == {"batchItemFailures": []}
+    assert artifact_status(db, artifact_id) == ("done", None)
+    assert graph_counts(db)["gb_edges"] == 1
+    assert graph_counts(db)["gb_artifacts"] == 1
+
+
+def test_after_a_failed_attempt_the_artifact_is_pending_with_the_error_and_nothing_else_is_stored(
+    db, models, sqs_jobs
+):
+    from conftest import reconfigure
+
+    from gligabao import bootstrap
+
+    fake_anthropic, _ = models
+    reconfigure(limits=bootstrap.bundle().limits.model_copy(update={"provider_max_attempts": 1}))
+    artifact_id = _remember_async(ALICE)
+    fake_anthropic.queue(Reply.error(500))
+
+    [reply] = pump(sqs_jobs, rounds=1)
+
+    assert len(reply["batchItemFailures"]) == 1
+    status, error = artifact_status(db, artifact_id)
+    assert status == "pending" and error.startswith(f"attempt 1 of {MAX_ATTEMPTS} failed:")
+    counts = graph_counts(db)
+    assert (counts["gb_entities"], counts["gb_edges"], counts["gb_artifacts"]) == (0, 0, 1)
+
+
+def test_a_job_failing_every_attempt_lands_in_the_dead_letter_queue_with_its_artifact_failed(
+    db, models, sqs_jobs
+):
+    from conftest import reconfigure
+
+    from gligabao import bootstrap
+
+    fake_anthropic, _ = models
+    reconfigure(limits=bootstrap.bundle().limits.model_copy(update={"provider_max_attempts": 1}))
+    artifact_id = _remember_async(ALICE)
+    fake_anthropic.queue(Reply.error(500), times=MAX_ATTEMPTS)
+
+    replies = pump(sqs_jobs)
+
+    assert [len(r["batchItemFailures"]) for r in replies] == [1] * MAX_ATTEMPTS
+    [dead] = sqs_jobs.dead_letters()
+    assert json.loads(dead["Body"])["artifact_id"] == artifact_id
+    status, error = artifact_status(db, artifact_id)
+    assert status == "failed" and f"(after {MAX_ATTEMPTS} attempts)" in error
+    counts = graph_counts(db)
+    assert (counts["gb_entities"], counts["gb_edges"], counts["gb_artifacts"]) == (0, 0, 1)
+
+
+def test_the_redelivery_of_a_finished_job_stores_nothing_twice_and_calls_no_model(db, models, sqs_jobs):
+    fake_anthropic, fake_openai = models
+    artifact_id = _remember_async(ALICE)
+    pump(sqs_jobs)
+    counts, calls = graph_counts(db), (len(fake_anthropic.messages), len(fake_openai.requests))
+    job = json.dumps({"v": 1, "artifact_id": artifact_id, "user_id": "u1", "reasoning": {}, "models": {}})
+
+    sqs_jobs.send(job, group="1", dedup_id="redelivered")
+    [reply] = pump(sqs_jobs)
+
+    assert reply == {"batchItemFailures": []}
+    assert graph_counts(db) == counts
+    assert (len(fake_anthropic.messages), len(fake_openai.requests)) == calls
+
+
+def test_a_delivery_that_finds_the_artifact_stored_meanwhile_rolls_back_everything(db, models, sqs_jobs):
+    import pytest
+
+    from gligabao import bootstrap
+    from gligabao.memory.remember import AlreadyStored, TextToRemember, remember_text
+
+    artifact_id = _remember_async(ALICE)
+    pump(sqs_jobs)
+    counts = graph_counts(db)
+
+    with pytest.raises(AlreadyStored):
+        remember_text(
+            bootstrap.bundle(),
+            TextToRemember(user_id="u1", dataset="main", text="Alice works at Acme. Bob lives in Rome."),
+            artifact_id=artifact_id,
+        )
+
+    assert graph_counts(db) == counts
+
+
+def test_a_poison_message_is_dropped_and_never_holds_back_the_jobs_after_it(db, models, sqs_jobs):
+    artifact_id = _remember_async(ALICE)  # queued first, then the poison in the same group
+    group = str(db.execute("SELECT id FROM gb_datasets").fetchone()[0])
+    for dedup_id, body in [("p1", "not json"), ("p2", '{"artifact_id": "1"}'), ("p3", "[]")]:
+        sqs_jobs.send(body, group=group, dedup_id=dedup_id)
+    later = _remember_async({**ALICE, "text": "Bob lives in Rome."})
+
+    replies = pump(sqs_jobs)
+
+    assert all(r == {"batchItemFailures": []} for r in replies) and len(replies) == 5
+    assert artifact_status(db, artifact_id) == ("done", None)
+    assert artifact_status(db, later) == ("done", None)
+    assert sqs_jobs.dead_letters() == []
+
+
+def test_a_job_of_another_user_is_skipped_by_row_level_security(db, models, sqs_jobs):
+    fake_anthropic, _ = models
+    artifact_id = _remember_async(ALICE)
+    pump(sqs_jobs)
+    db.execute("UPDATE gb_artifacts SET status = 'pending' WHERE id = %s", [artifact_id])
+    job = json.dumps({"artifact_id": artifact_id, "user_id": "intruder"})
+    calls = len(fake_anthropic.messages)
+
+    sqs_jobs.send(job, group="1", dedup_id="intruder")
+    pump(sqs_jobs)
+
+    assert artifact_status(db, artifact_id) == ("pending", None)
+    assert len(fake_anthropic.messages) == calls
+
+
+def test_a_request_error_fails_the_artifact_at_once_without_retries(db, models, sqs_jobs):
+    from gligabao.errors import BadRequest
+    from gligabao.memory import async_remember
+
+    artifact_id = _remember_async(ALICE)
+
+    def refused(*args, **kwargs):
+        raise BadRequest("models: no such model")
+
+    import pytest
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(async_remember, "remember_text", refused)
+        [reply] = pump(sqs_jobs)
+
+    assert reply == {"batchItemFailures": []}
+    assert artifact_status(db, artifact_id) == ("failed", "models: no such model")
+    assert sqs_jobs.dead_letters() == []
+
+
+def test_async_remember_without_a_queue_is_503_and_stores_nothing(db, models):
+    reply = call_handler(remember_handler(), {**ALICE, "async": True})
+
+    assert reply.status == 503
+    assert "GB_JOBS_QUEUE_URL" in reply.json["error"]
+    assert graph_counts(db)["gb_artifacts"] == 0
+
+
+def test_when_the_queue_refuses_the_job_the_answer_is_503_and_the_artifact_failed(db, models, sqs_jobs):
+    from gligabao import bootstrap
+    from gligabao.aws.job_queue import SqsJobQueue
+
+    missing = sqs_jobs.url.replace("jobs.fifo", "missing.fifo")
+    bootstrap.bundle().use_job_queue(SqsJobQueue(missing, client=sqs_jobs.sqs))
+
+    reply = call_handler(remember_handler(), {**ALICE, "async": True})
+
+    assert reply.status == 503 and reply.json == {
+        "error": "the job queue is unavailable; nothing was remembered"
+    }
+    [(status, error)] = db.execute("SELECT status, error FROM gb_artifacts").fetchall()
+    assert (status, error) == ("failed", "the job could not be queued")
