@@ -108,3 +108,16 @@ def lambda_record(message: dict, queue_url: str) -> dict:
 def artifact_status(db, artifact_id: int) -> tuple[str, str | None]:
     row = db.execute("SELECT status, error FROM gb_artifacts WHERE id = %s", [artifact_id]).fetchone()
     return row[0], row[1]
+
+
+@pytest.fixture
+def local_jobs(db):
+    """The in-process queue `gligabao serve` runs, installed as the bundle's; stopped after."""
+    from gligabao import bootstrap
+    from gligabao.local.job_queue import LocalJobQueue
+
+    queue = LocalJobQueue(worker(), max_attempts=bootstrap.bundle().limits.async_max_attempts)
+    bootstrap.bundle().use_job_queue(queue)
+    yield queue
+    queue.stop()
+    bootstrap.bundle().use_job_queue(None)

@@ -29,6 +29,8 @@ def test_async_remember_answers_202_then_the_worker_stores_the_text(db, models, 
     artifact_id = _remember_async(ALICE)
 
     assert artifact_status(db, artifact_id) == ("pending", None)
+    pending = read_artifact(bootstrap.bundle(), "u1", artifact_id)
+    assert (pending.artifact.status, pending.entities, pending.edges) == ("pending", [], [])
     assert fake_anthropic.messages == []  # no model call before the worker runs
     assert graph_counts(db)["gb_entities"] == 0
 
@@ -231,3 +233,40 @@ def test_when_the_queue_refuses_the_job_the_answer_is_503_and_the_artifact_faile
     }
     [(status, error)] = db.execute("SELECT status, error FROM gb_artifacts").fetchall()
     assert (status, error) == ("failed", "the job could not be queued")
+
+
+def test_a_batch_queues_its_texts_in_order_of_reference_time_so_later_facts_supersede(db, models, sqs_jobs):
+    texts = [
+        {"text": "Alice lives in Rome.", "reference_time": "2025-06-01T00:00:00Z"},
+        {"text": "Alice lives in Oslo.", "reference_time": "2026-06-01T00:00:00Z"},
+        {"text": "Alice lives in Paris.", "reference_time": "2024-06-01T00:00:00Z"},
+    ]
+    batch = _batch_handler_reply({"user_id": "u1", "dataset": "main", "texts": texts})
+    rome, oslo, paris = (a["artifact_id"] for a in batch["artifacts"])
+
+    pump(sqs_jobs, batch_size=10)
+
+    rows = db.execute(
+        """SELECT t.name, e.invalid_at IS NULL AND e.expired_at IS NULL AS live
+           FROM gb_edges e JOIN gb_entities t ON t.id = e.target_id ORDER BY t.name"""
+    ).fetchall()
+    assert rows == [("Oslo", True), ("Paris", False), ("Rome", False)]
+    assert [artifact_status(db, i)[0] for i in (rome, oslo, paris)] == ["done"] * 3
+
+
+def _batch_handler_reply(body: dict) -> dict:
+    from gligabao.local.server import build_event
+
+    event = build_event(
+        type("Route", (), {"path": "/v1/gb/remember/batch", "method": "ANY"})(),
+        {},
+        "POST",
+        "/v1/gb/remember/batch",
+        "",
+        {"content-type": "application/json"},
+        json.dumps(body).encode(),
+        "127.0.0.1",
+    )
+    result = remember_handler()(event, None)
+    assert result["statusCode"] == 202, result["body"]
+    return json.loads(result["body"])

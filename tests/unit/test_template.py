@@ -7,9 +7,20 @@ import ast
 import pytest
 from conftest import ROOT
 
+from gligabao.limits import Limits
 from gligabao.local.template_routes import load_template
 
-EXPECTED_FUNCTIONS = {"system", "datasets", "remember", "query", "graph", "sessions", "forget", "migrate"}
+EXPECTED_FUNCTIONS = {
+    "system",
+    "datasets",
+    "remember",
+    "remember_worker",
+    "query",
+    "graph",
+    "sessions",
+    "forget",
+    "migrate",
+}
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +117,7 @@ def test_every_function_logs_to_its_own_group_with_retention(template):
 
 def test_http_functions_use_snapstart_on_an_alias_and_fit_the_api_timeout(template):
     for name, props in _functions(template).items():
-        if not props.get("Events"):
+        if not any(e["Type"] == "HttpApi" for e in props.get("Events", {}).values()):
             continue
         assert props["AutoPublishAlias"] == "live", name
         assert props["SnapStart"] == {"ApplyOn": "PublishedVersions"}, name
@@ -117,6 +128,8 @@ def test_routes_are_plainly_readable(template):
     routes = {}
     for name, props in _functions(template).items():
         for event in props.get("Events", {}).values():
+            if event["Type"] == "SQS":
+                continue
             assert event["Type"] == "HttpApi", name
             key = (event["Properties"]["Method"], event["Properties"]["Path"])
             assert key not in routes, key
@@ -127,6 +140,7 @@ def test_routes_are_plainly_readable(template):
     assert routes[("DELETE", "/v1/gb/entities/{id}")].startswith("functions/forget")
     assert routes[("ANY", "$default")].startswith("functions/system")
     assert routes[("ANY", "/v1/gb/remember")].startswith("functions/remember")
+    assert routes[("ANY", "/v1/gb/remember/batch")].startswith("functions/remember")
 
 
 def test_the_environment_names_the_secrets_and_the_proxy(template):
@@ -273,6 +287,7 @@ def _event_routes(template: dict) -> set[tuple[str, str]]:
         (event["Properties"]["Path"], event["Properties"]["Method"])
         for props in _functions(template).values()
         for event in props.get("Events", {}).values()
+        if event["Type"] == "HttpApi"
     }
 
 
@@ -353,7 +368,8 @@ def test_the_location_service_permission_only_with_geo_on_and_the_aws_location_r
                     granted.append(name)
                 continue
             assert "geo:" not in str(policy), name
-    assert granted == ["ProviderFunctionRole"]  # remember and query resolve places
+    # remember and query resolve places; so does the remember worker (asynchronous remembers)
+    assert granted == ["ProviderFunctionRole", "WorkerFunctionRole"]
 
 
 def test_the_aws_location_resolver_needs_a_place_index(template):
@@ -372,3 +388,57 @@ def test_the_functions_know_the_geo_settings(template):
             "GB_PLACE_INDEX": {"Ref": "PlaceIndexName"},
             "GB_GEO_RADIUS_KM": {"Ref": "GeoRadiusKm"},
         }, name
+
+
+# --- asynchronous remember: the jobs queue, its dead-letter queue, the worker
+
+
+def test_the_jobs_queue_is_fifo_with_a_dead_letter_queue_after_async_max_attempts(template):
+    resources = template["Resources"]
+    jobs, dead = resources["JobsQueue"]["Properties"], resources["JobsDeadLetterQueue"]["Properties"]
+    assert jobs["FifoQueue"] is True and dead["FifoQueue"] is True
+    assert jobs["ContentBasedDeduplication"] is False  # the artifact's id deduplicates
+    assert jobs["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": ["JobsDeadLetterQueue", "Arn"]},
+        "maxReceiveCount": {"Ref": "AsyncMaxAttempts"},
+    }
+    assert template["Parameters"]["AsyncMaxAttempts"]["Default"] == Limits().async_max_attempts
+    worker = resources["RememberWorkerFunction"]["Properties"]
+    assert jobs["VisibilityTimeout"] >= 6 * worker["Timeout"]
+
+
+def test_the_worker_reports_partial_batch_failures_with_reserved_concurrency(template):
+    worker = template["Resources"]["RememberWorkerFunction"]["Properties"]
+    [event] = worker["Events"].values()
+    assert event["Type"] == "SQS"
+    assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["JobsQueue", "Arn"]}
+    assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert worker["ReservedConcurrentExecutions"] == {"Ref": "WorkerReservedConcurrency"}
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["GB_JOBS_QUEUE_URL"] == {"Ref": "JobsQueue"}
+    assert env["GB_ASYNC_MAX_ATTEMPTS"] == {"Ref": "AsyncMaxAttempts"}
+
+
+def test_only_remember_sends_jobs_and_only_the_worker_consumes_them(template):
+    actions_by_role: dict[str, set[str]] = {}
+    for role, statement in _statements(template):
+        if statement.get("Resource") == {"Fn::GetAtt": ["JobsQueue", "Arn"]}:
+            actions_by_role.setdefault(role, set()).update(_as_list(statement["Action"]))
+    assert actions_by_role == {
+        "ProviderFunctionRole": {"sqs:SendMessage"},
+        "WorkerFunctionRole": {
+            "sqs:ReceiveMessage",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+            "sqs:ChangeMessageVisibility",
+        },
+    }
+
+
+def test_an_alarm_watches_the_dead_letter_queue(template):
+    alarm = template["Resources"]["JobsDeadLetterAlarm"]["Properties"]
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
+    assert alarm["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["JobsDeadLetterQueue", "QueueName"]}}
+    ]
+    assert alarm["Threshold"] == 1 and alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"

@@ -23,7 +23,7 @@ from gligabao.local.server import LambdaContext
 from gligabao.observability.logging import get_logger
 
 WORKER_TIMEOUT_MS = 300_000  # the worker function's Timeout in template.yaml
-_DEFAULT_VISIBILITY_S = 30.0  # a failed record's wait when the handler set no backoff
+DEFAULT_RETRY_S = 30.0  # a failed record's wait when the handler set no backoff (SQS: the visibility timeout)
 
 logger = get_logger()
 
@@ -42,8 +42,16 @@ class QueuedMessage:
 
 
 class LocalJobQueue:
-    def __init__(self, handler: Callable[[dict, Any], dict], *, max_attempts: int, clock=time.monotonic):
+    def __init__(
+        self,
+        handler: Callable[[dict, Any], dict],
+        *,
+        max_attempts: int,
+        default_retry_s: float = DEFAULT_RETRY_S,
+        clock=time.monotonic,
+    ):
         self._handler = handler
+        self._default_retry_s = default_retry_s
         self._max_attempts = max_attempts
         self._clock = clock
         self._messages: list[QueuedMessage] = []
@@ -132,7 +140,7 @@ class LocalJobQueue:
                     self._messages.remove(message)
                     self.dead_letters.append(message)
                 elif not message.backoff_set:
-                    message.visible_at = self._clock() + _DEFAULT_VISIBILITY_S  # no backoff was set
+                    message.visible_at = self._clock() + self._default_retry_s
                 self._changed.notify_all()
 
     def _deliver(self, message: QueuedMessage) -> bool:

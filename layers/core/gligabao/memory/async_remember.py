@@ -67,8 +67,8 @@ class RememberJob:
             job = cls(
                 artifact_id=data["artifact_id"],
                 user_id=data["user_id"],
-                reasoning=data.get("reasoning") or {},
-                models=data.get("models") or {},
+                reasoning=data.get("reasoning", {}),
+                models=data.get("models", {}),
             )
         except (ValueError, TypeError, KeyError, AttributeError):
             raise PoisonMessage("the message is not a remember job") from None

@@ -1,0 +1,56 @@
+"""Asynchronous and batch remembers over HTTP against the local API (`gligabao serve`), whose
+in-process queue runs the same worker handler as the Lambda."""
+
+from __future__ import annotations
+
+from graph_rows import graph_counts
+
+ALICE = {"user_id": "u1", "dataset": "main", "text": "Alice works at Acme.", "session_id": "s1"}
+
+
+def test_an_async_remember_is_202_then_its_artifact_reads_back_done(api, models, local_jobs):
+    reply = api.post("/v1/gb/remember", {**ALICE, "async": True})
+
+    assert reply.status == 202
+    assert reply.json == {"artifact_id": reply.json["artifact_id"], "status": "pending"}
+    assert local_jobs.wait_until_empty(30)
+    artifact = api.get(f"/v1/gb/artifacts/{reply.json['artifact_id']}?user_id=u1")
+    assert artifact.status == 200
+    assert artifact.json["status"] == "done"
+    assert sorted(e["name"] for e in artifact.json["entities"]) == ["Acme", "Alice"]
+
+
+def test_a_batch_is_applied_in_order_of_reference_time_whatever_the_order_sent(api, models, local_jobs):
+    texts = [
+        {"text": "Alice lives in Rome.", "reference_time": "2025-06-01T00:00:00Z", "session_id": "b"},
+        {"text": "Alice lives in Paris.", "reference_time": "2024-06-01T00:00:00Z", "session_id": "a"},
+    ]
+    reply = api.post("/v1/gb/remember/batch", {"user_id": "u1", "dataset": "main", "texts": texts})
+
+    assert reply.status == 202
+    rome, paris = (a["artifact_id"] for a in reply.json["artifacts"])  # the order of the request
+    assert [a["status"] for a in reply.json["artifacts"]] == ["pending", "pending"]
+    assert paris > rome
+    assert local_jobs.wait_until_empty(30)
+    graph = api.get("/v1/gb/graph?user_id=u1&dataset=main&include_expired=true").json
+    names = {e["id"]: e["name"] for e in graph["entities"]}
+    lives = {names[e["target_id"]]: e for e in graph["edges"] if e["relation"] == "lives_in"}
+    assert "expired_at" not in lives["Rome"] or lives["Rome"]["expired_at"] is None
+    assert lives["Paris"]["invalid_at"].startswith("2025-06-01")  # Rome superseded Paris
+
+
+def test_a_batch_of_more_than_100_texts_or_none_is_400_and_stores_nothing(api, db, local_jobs):
+    too_many = [{"text": f"Person{i} lives in Rome."} for i in range(101)]
+    for texts in (too_many, []):
+        reply = api.post("/v1/gb/remember/batch", {"user_id": "u1", "texts": texts})
+        assert reply.status == 400 and "texts" in reply.json["error"], reply.json
+    unknown = api.post("/v1/gb/remember/batch", {"user_id": "u1", "texts": [{"text": "x", "async": True}]})
+    assert unknown.status == 400 and "async" in unknown.json["error"]
+    assert graph_counts(db)["gb_artifacts"] == 0
+
+
+def test_async_must_be_a_boolean(api, db, local_jobs):
+    reply = api.post("/v1/gb/remember", {**ALICE, "async": "soon"})
+
+    assert reply.status == 400 and "async" in reply.json["error"]
+    assert graph_counts(db)["gb_artifacts"] == 0
