@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security
+.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest
 
 install: $(VENV)/.installed
 
@@ -68,6 +68,11 @@ bench-remember: install
 
 bench-idempotency: install
 	$(BIN)/python bench/idempotency.py
+
+# A 200 KB document and a batch of 100 texts through the asynchronous path (about 12 minutes:
+# the fake providers answer in 1-3 s per call, and one dataset's jobs run one at a time).
+bench-ingest: install
+	$(BIN)/python bench/ingest.py
 
 # Builds 10k/100k/1M-edge datasets the first time (about 11 minutes for 1M on 2 cores), kept in var/bench-pgdata.
 bench-query: install

@@ -270,3 +270,11 @@ def _batch_handler_reply(body: dict) -> dict:
     result = remember_handler()(event, None)
     assert result["statusCode"] == 202, result["body"]
     return json.loads(result["body"])
+
+
+def test_without_a_provider_key_an_async_remember_is_503_and_queues_nothing(db, sqs_jobs):
+    reply = call_handler(remember_handler(), {**ALICE, "async": True})
+
+    assert reply.status == 503 and "ANTHROPIC_API_KEY" in reply.json["error"]
+    assert graph_counts(db)["gb_artifacts"] == 0
+    assert pump(sqs_jobs) == []

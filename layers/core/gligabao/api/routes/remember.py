@@ -90,6 +90,7 @@ def remember(
         )
         return RememberResponse.from_domain(remembered)
     if request.runs_async(deps.limits):
+        _providers_configured(deps)
         [artifact_id] = async_remember.accept(
             deps,
             deps.jobs,
@@ -125,6 +126,7 @@ def remember_batch(
     idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_KEY_DESCRIPTION)] = None,
 ) -> BatchAcceptedResponse:  # answered with 202
     request.check_size(deps.limits)
+    _providers_configured(deps)
     ids = async_remember.accept(
         deps,
         deps.jobs,
@@ -140,6 +142,12 @@ def remember_batch(
             artifacts=[AcceptedResponse(artifact_id=artifact_id, status="pending") for artifact_id in ids],
         )
     )
+
+
+def _providers_configured(deps: Bundle) -> None:
+    """A missing provider key is the same 503 as a synchronous remember's, before anything is
+    queued: the worker (which has the same keys) could only fail the job after its retries."""
+    deps.llm, deps.embedder  # noqa: B018 - obtaining each client checks its key
 
 
 def _accepted(body: AcceptedResponse | BatchAcceptedResponse) -> Response:

@@ -1,0 +1,195 @@
+"""Large and bulk ingestion through the asynchronous path: a 200 KB document (one async remember)
+and a batch of 100 texts (POST /v1/gb/remember/batch), with fake providers that answer after 1 to
+3 seconds per call, as real models do.
+
+    .venv/bin/python bench/ingest.py [--document-kb 200] [--texts 100]
+
+The requests go through the remember function's handler (202 at once); the local runtime's queue
+(`gligabao serve`'s, in-process) drains them with the worker handler the Lambda runs, one job at
+a time, as one dataset's message group is on SQS FIFO. Wall time runs from the request to the
+last job done. The database is a scratch database (bench/remember.py's), as gligabao_app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench")]  # the fakes; bench/remember.py's scratch database
+
+LATENCY_S = (1.0, 3.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--document-kb", type=int, default=200, help="size of the document, in KB")
+    parser.add_argument("--texts", type=int, default=100, help="texts of the batch")
+    parser.add_argument("--seed", type=int, default=7, help="of the latencies")
+    args = parser.parse_args()
+    random.seed(args.seed)
+
+    import http.server
+
+    http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True
+    from fakes.anthropic_server import FakeAnthropic, Reply
+    from fakes.openai_server import FakeOpenAI
+    from remember import scratch_database
+    from remember_helpers import rule_based_model
+
+    class SlowOpenAI(FakeOpenAI):
+        def handle(self, request):
+            return replace(super().handle(request), delay_s=random.uniform(*LATENCY_S))
+
+    anthropic, openai = FakeAnthropic().start(), SlowOpenAI().start()
+    anthropic.responder = lambda body: Reply(data=rule_based_model(body), delay_s=random.uniform(*LATENCY_S))
+    os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="ERROR")
+    providers = {
+        "anthropic_api_key": "sk-ant-bench",
+        "anthropic_base_url": anthropic.url,
+        "openai_api_key": "sk-bench",
+        "openai_base_url": f"{openai.url}/v1",
+    }
+    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    try:
+        with scratch_database(admin_url, providers) as scratch:
+            run(scratch.bundle, anthropic, openai, args.document_kb, args.texts)
+    finally:
+        anthropic.stop()
+        openai.stop()
+
+
+def _embedded_url() -> str:
+    from gligabao.local.embedded_pg import embedded_database_url
+
+    return embedded_database_url(str(ROOT / "var" / "bench-pgdata"))
+
+
+def document(kb: int) -> str:
+    """About `kb` KB of paragraphs, each stating one fact among filler sentences."""
+    from remember_helpers import FILLER
+
+    paragraphs, size, i = [], 0, 0
+    while size < kb * 1000:
+        paragraph = " ".join([f"Person{i} knows Person{i + 1}."] + [FILLER] * 5)
+        paragraphs.append(paragraph)
+        size += len(paragraph) + 2
+        i += 1
+    return "\n\n".join(paragraphs)
+
+
+def batch(count: int) -> list[dict]:
+    """`count` short texts, sent newest first: each says where Alice lives, a year apart; the
+    queue must apply them oldest first for the last one to be the live fact."""
+    return [
+        {
+            "text": f"Alice lives in City{i}. Person{i} works at Company{i}.",
+            "reference_time": f"{1900 + i}-01-01T00:00:00Z",
+            "session_id": f"s{i}",
+        }
+        for i in reversed(range(count))
+    ]
+
+
+def run(bundle, anthropic, openai, document_kb: int, texts: int) -> None:
+    from remember_helpers import call_handler, remember_handler
+
+    from gligabao.api.worker import create_worker
+    from gligabao.local.job_queue import LocalJobQueue
+
+    queue = LocalJobQueue(create_worker(), max_attempts=bundle.limits.async_max_attempts)
+    bundle.use_job_queue(queue)
+    handler = remember_handler()
+    print(
+        f"ingest: asynchronous remember, fake providers answering in {LATENCY_S[0]:.0f}-{LATENCY_S[1]:.0f} s"
+    )
+    print(f"{'what':<28} {'wall s':>7} {'accept ms':>9} {'LLM calls':>9} {'embed req':>9} {'throughput':>22}")
+    try:
+        text = document(document_kb)
+        anthropic.requests.clear()
+        openai.requests.clear()
+        started = time.perf_counter()
+        reply = call_handler(handler, {"user_id": "bench", "dataset": "document", "text": text, "async": True})
+        accepted = time.perf_counter() - started
+        assert reply.status == 202, reply.json
+        assert queue.wait_until_empty(3600)
+        wall = time.perf_counter() - started
+        _check_done(bundle, [reply.json["artifact_id"]])
+        _row(
+            f"document {len(text) / 1000:.0f} KB",
+            wall,
+            accepted,
+            anthropic,
+            openai,
+            f"{len(text) / 1000 / wall:.1f} KB/s",
+        )
+
+        anthropic.requests.clear()
+        openai.requests.clear()
+        started = time.perf_counter()
+        body = {"user_id": "bench", "dataset": "batch", "texts": batch(texts)}
+        reply = _post_batch(handler, body)
+        accepted = time.perf_counter() - started
+        assert queue.wait_until_empty(3600)
+        wall = time.perf_counter() - started
+        _check_done(bundle, [a["artifact_id"] for a in reply["artifacts"]])
+        _check_latest_lives(bundle, texts)
+        _row(f"batch of {texts} texts", wall, accepted, anthropic, openai, f"{texts / wall:.2f} texts/s")
+    finally:
+        queue.stop()
+
+
+def _row(what, wall, accepted, anthropic, openai, throughput) -> None:
+    print(
+        f"{what:<28} {wall:>7.1f} {accepted * 1000:>9.0f} {len(anthropic.messages):>9} "
+        f"{len(openai.embedding_requests):>9} {throughput:>22}"
+    )
+
+
+def _post_batch(handler, body: dict) -> dict:
+    import json
+
+    from gligabao.local.server import build_event
+
+    route = type("Route", (), {"path": "/v1/gb/remember/batch", "method": "ANY"})()
+    event = build_event(
+        route,
+        {},
+        "POST",
+        "/v1/gb/remember/batch",
+        "",
+        {"content-type": "application/json"},
+        json.dumps(body).encode(),
+        "127.0.0.1",
+    )
+    result = handler(event, None)
+    assert result["statusCode"] == 202, result["body"]
+    return json.loads(result["body"])
+
+
+def _check_done(bundle, ids: list[int]) -> None:
+    with bundle.database.transaction("bench") as uow:
+        rows = uow.conn.execute("SELECT status, error FROM gb_artifacts WHERE id = ANY(%s)", [ids]).fetchall()
+    assert [r["status"] for r in rows] == ["done"] * len(ids), rows
+
+
+def _check_latest_lives(bundle, texts: int) -> None:
+    """Alice's live home is the one of the newest text: the batch was applied oldest first."""
+    with bundle.database.transaction("bench", "batch") as uow:
+        live = uow.conn.execute(
+            """SELECT t.name FROM gb_edges e JOIN gb_entities s ON s.id = e.source_id
+               JOIN gb_entities t ON t.id = e.target_id
+               WHERE e.dataset_id = %s AND s.name = 'Alice' AND e.relation = 'lives_in'
+                 AND e.expired_at IS NULL AND e.invalid_at IS NULL""",
+            [uow.dataset_id],
+        ).fetchall()
+    assert [r["name"] for r in live] == [f"City{texts - 1}"], live
+
+
+if __name__ == "__main__":
+    main()
