@@ -114,7 +114,9 @@ def run(bundle, anthropic, openai, document_kb: int, texts: int) -> None:
         anthropic.requests.clear()
         openai.requests.clear()
         started = time.perf_counter()
-        reply = call_handler(handler, {"user_id": "bench", "dataset": "document", "text": text, "async": True})
+        reply = call_handler(
+            handler, {"user_id": "bench", "dataset": "document", "text": text, "async": True}
+        )
         accepted = time.perf_counter() - started
         assert reply.status == 202, reply.json
         assert queue.wait_until_empty(3600)
