@@ -33,13 +33,14 @@ TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", 
 class LambdaContext:
     """What a handler reads from the Lambda context."""
 
-    def __init__(self, function_name: str, request_id: str, timeout_ms: int = LOCAL_TIMEOUT_MS):
+    def __init__(self, function_name: str, request_id: str, timeout_ms: int | None = None):
         self.function_name = function_name
         self.function_version = "$LATEST"
         self.aws_request_id = request_id
         self.memory_limit_in_mb = 1024
         self.invoked_function_arn = f"arn:aws:lambda:local:000000000000:function:{function_name}"
-        self._deadline = time.monotonic() + timeout_ms / 1000
+        # LOCAL_TIMEOUT_MS read at each invocation: a test shortens it
+        self._deadline = time.monotonic() + (timeout_ms or LOCAL_TIMEOUT_MS) / 1000
 
     def get_remaining_time_in_millis(self) -> int:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
