@@ -147,7 +147,7 @@ def remember_batch(
 def _providers_configured(deps: Bundle) -> None:
     """A missing provider key is the same 503 as a synchronous remember's, before anything is
     queued: the worker (which has the same keys) could only fail the job after its retries."""
-    deps.llm, deps.embedder  # noqa: B018 - obtaining each client checks its key
+    deps.llm, deps.embedder, deps.geo  # noqa: B018 - obtaining each client checks its configuration
 
 
 def _accepted(body: AcceptedResponse | BatchAcceptedResponse) -> Response:
