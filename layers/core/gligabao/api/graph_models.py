@@ -10,9 +10,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from gligabao.api.models import absent, edge_fields
+from gligabao.api.models import EdgeOut, absent
 from gligabao.memory.graph_export import GraphEntity, GraphPage
-from gligabao.model import StoredEdge
 from gligabao.timefmt import rfc3339
 
 FORMATS = ("json", "graphml")
@@ -77,31 +76,8 @@ class GraphEntityOut(BaseModel):
         )
 
 
-class GraphEdgeOut(BaseModel):
-    id: int = Field(description="gb_edges row id")
-    source_id: int
-    target_id: int
-    source: str = Field(description="the source entity's name")
-    target: str = Field(description="the target entity's name")
-    relation: str
-    description: str | None = Field(default=None, exclude_if=absent, description="omitted when empty")
-    artifact_id: int | None = Field(
-        default=None,
-        exclude_if=absent,
-        description="the artifact the fact was inferred from; omitted if unset",
-    )
-    valid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
-    invalid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
-    created_at: str = Field(description="RFC 3339: when the graph learned it")
-    expired_at: str | None = Field(
-        default=None,
-        exclude_if=absent,
-        description="RFC 3339: when it was superseded; omitted for live facts",
-    )
-
-    @classmethod
-    def from_domain(cls, edge: StoredEdge) -> GraphEdgeOut:
-        return cls(**{**edge_fields(edge), "description": edge.description or None})
+class GraphEdgeOut(EdgeOut):
+    """An edge of the export: live, or superseded with `include_expired=true`."""
 
 
 class GraphExport(BaseModel):

@@ -33,6 +33,34 @@ def edge_fields(edge: StoredEdge) -> dict:
     }
 
 
+class EdgeOut(BaseModel):
+    """A stored fact as the query evidence and the graph export write it: null or empty fields
+    omitted, times in RFC 3339."""
+
+    id: int = Field(description="gb_edges row id")
+    source_id: int
+    target_id: int
+    source: str = Field(description="the source entity's name")
+    target: str = Field(description="the target entity's name")
+    relation: str
+    description: str | None = Field(default=None, exclude_if=absent, description="omitted when empty")
+    artifact_id: int | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="the artifact the fact was inferred from; omitted if unset",
+    )
+    valid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
+    invalid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
+    created_at: str = Field(description="RFC 3339: when the graph learned it")
+    expired_at: str | None = Field(
+        default=None, exclude_if=absent, description="RFC 3339: when it was superseded; omitted while live"
+    )
+
+    @classmethod
+    def from_domain(cls, edge: StoredEdge):
+        return cls(**{**edge_fields(edge), "description": edge.description or None})
+
+
 class DatasetSummary(BaseModel):
     name: str
     created_at: str = Field(description="RFC 3339, UTC")

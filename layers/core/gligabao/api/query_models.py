@@ -9,7 +9,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
 from gligabao.api.deps import memory
-from gligabao.api.models import absent, edge_fields
+from gligabao.api.models import EdgeOut, absent
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
     RFC3339,
@@ -197,27 +197,8 @@ class EntityEvidence(BaseModel):
     description: str | None = Field(default=None, exclude_if=absent, description="omitted when empty")
 
 
-class EdgeEvidence(BaseModel):
-    id: int = Field(description="gb_edges row id")
-    source_id: int
-    target_id: int
-    source: str
-    target: str
-    relation: str
-    description: str | None = Field(default=None, exclude_if=absent, description="omitted when empty")
-    artifact_id: int | None = Field(
-        default=None,
-        exclude_if=absent,
-        description="the artifact the fact was inferred from; omitted if unset",
-    )
-    valid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
-    invalid_at: str | None = Field(default=None, exclude_if=absent, description="RFC 3339; omitted when null")
-    created_at: str = Field(description="RFC 3339")
-    expired_at: str | None = Field(
-        default=None,
-        exclude_if=absent,
-        description="RFC 3339; omitted when null: only a query with as_of can cite a superseded fact",
-    )
+class EdgeEvidence(EdgeOut):
+    """A cited fact; `expired_at` only when a query with `as_of` cites a superseded one."""
 
 
 class PassageEvidence(BaseModel):
@@ -330,4 +311,4 @@ class QueryResponse(BaseModel):
 
 
 def _edge_evidence(edge: StoredEdge) -> EdgeEvidence:
-    return EdgeEvidence(**{**edge_fields(edge), "description": edge.description or None})
+    return EdgeEvidence.from_domain(edge)
