@@ -89,15 +89,20 @@ def _configured_then_served(
 ) -> dict:
     try:
         settings = memory().settings  # the container's configuration, read once
+    except GbError as exc:
+        return error_event(exc)
+    # The size first: an oversized body is refused before anything (the jwt check included) reads it.
+    max_body_bytes = body_limit(settings.limits, event) if body_limit else None
+    if max_body_bytes is not None and body_size(event) > max_body_bytes:
+        return error_event(PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes"))
+    try:
         event = authorized(event, settings.auth_mode)  # jwt: 401 without a user, 403 for another
     except GbError as exc:
         return error_event(exc)
-    return _serve(resolve, event, context, body_limit(settings.limits, event) if body_limit else None)
+    return _serve(resolve, event, context)
 
 
-def _serve(resolve: LambdaHandler, event: dict, context: Any, max_body_bytes: int | None) -> dict:
-    if max_body_bytes is not None and body_size(event) > max_body_bytes:
-        return error_event(PayloadTooLarge(f"request body is larger than {max_body_bytes} bytes"))
+def _serve(resolve: LambdaHandler, event: dict, context: Any) -> dict:
     if event.get("rawPath") == OPENAPI_PATH:
         if _method(event) != "GET":
             refused = MethodNotAllowed(
