@@ -41,10 +41,6 @@ class PayloadTooLarge(GbError):
     status = 413
 
 
-class NotImplementedYet(GbError):
-    status = 501
-
-
 class ProviderError(GbError):
     """A model provider failed, or its reply was empty, truncated or unparseable."""
 

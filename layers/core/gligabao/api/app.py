@@ -55,14 +55,14 @@ def validation_message(errors: list[dict]) -> str:
     return f"{field}: {message}"
 
 
-PathMethods = tuple[frozenset[str], frozenset[str]]
+PathMethods = frozenset[str]
 
 
 def create_app(
     *routers: APIGatewayHttpRouter, methods_elsewhere: Callable[[str], PathMethods] | None = None
 ) -> APIGatewayHttpResolver:
     """The resolver of one function's routes; `methods_elsewhere(path)` says which methods other
-    functions of the API route the path with, and which of those are built (path_methods)."""
+    functions of the API route the path with (path_methods)."""
     app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=strict_json_body)
     for router in routers:
         app.include_router(router)
@@ -82,12 +82,11 @@ def create_app(
     @app.not_found
     def _not_found(exc: NotFoundError) -> Response:
         event = app.current_event
-        routed, built = path_methods([*app._static_routes, *app._dynamic_routes], event.path)
+        routed = path_methods([*app._static_routes, *app._dynamic_routes], event.path)
         if methods_elsewhere is not None:
-            routed_elsewhere, built_elsewhere = methods_elsewhere(event.path)
-            routed, built = routed | routed_elsewhere, built | built_elsewhere
+            routed |= methods_elsewhere(event.path)
         if routed and event.http_method.upper() not in routed:
-            return method_not_allowed(event.http_method, event.path, built)
+            return method_not_allowed(event.http_method, event.path, routed)
         return error_response(404, "not found")
 
     @app.exception_handler(Exception)
@@ -99,13 +98,8 @@ def create_app(
 
 
 def path_methods(routes: list, path: str) -> PathMethods:
-    """The methods routes serve the path with, and those of them that are built: a route left out
-    of the OpenAPI document answers 501 (api/routes/pending.py), so Allow does not offer it."""
-    matching = [route for route in routes if route.rule.match(path)]
-    return (
-        frozenset(route.method for route in matching),
-        frozenset(route.method for route in matching if route.include_in_schema),
-    )
+    """The methods routes serve the path with."""
+    return frozenset(route.method for route in routes if route.rule.match(path))
 
 
 def allow_header(allowed: frozenset[str]) -> str:
@@ -113,10 +107,10 @@ def allow_header(allowed: frozenset[str]) -> str:
 
 
 def method_not_allowed(method: str, path: str, allowed: frozenset[str]) -> Response:
-    """405, with the Allow header RFC 9110 asks for: the methods the path is served with (none
-    while its only routes are not built yet)."""
-    shown = allow_header(allowed) or "none yet"
-    response = error_response(405, f"method {method} not allowed on {path} (allowed: {shown})")
+    """405, with the Allow header RFC 9110 asks for: the methods the path is served with."""
+    response = error_response(
+        405, f"method {method} not allowed on {path} (allowed: {allow_header(allowed)})"
+    )
     response.headers["Allow"] = allow_header(allowed)
     return response
 

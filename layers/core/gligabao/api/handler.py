@@ -148,7 +148,7 @@ def _error_of(response: dict) -> str | None:
 
 
 def _methods_elsewhere(path: str) -> PathMethods:
-    """The methods any function of the API routes this path with, and those that are built."""
+    """The methods any function of the API routes this path with."""
     return path_methods(list(_every_route()), path)
 
 
