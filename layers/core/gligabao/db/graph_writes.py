@@ -27,6 +27,34 @@ class ChunkRow:
     summary_embedding: Sequence[float] | None
 
 
+# The chunks of the artifact the statement's `parent` CTE wrote (id, session_id), and the ids of
+# both: shared by a remember's insert and an asynchronous remember's fill of its pending artifact.
+_CHUNKS_OF_PARENT = """
+        chunks AS (
+            INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, parent_id,
+                                      chunk_index, summary, embedding, summary_embedding)
+            SELECT %(dataset_id)s, 'chunk', c.text, parent.session_id, %(reference_time)s, parent.id,
+                   c.ord - 1, c.summary, c.embedding, c.summary_embedding
+            FROM parent,
+                 unnest(%(chunk_text)s::text[], %(summary)s::text[], %(embedding)s::vector[],
+                        %(summary_embedding)s::vector[]) WITH ORDINALITY AS c(text, summary, embedding,
+                                                                             summary_embedding, ord)
+            RETURNING id, chunk_index
+        )
+        SELECT (SELECT id FROM parent) AS id,
+               coalesce((SELECT array_agg(id ORDER BY chunk_index) FROM chunks), '{}') AS chunk_ids
+        """
+
+
+def _chunk_parameters(chunks: Sequence[ChunkRow]) -> dict:
+    return {
+        "chunk_text": [c.text for c in chunks],
+        "summary": [c.summary for c in chunks],
+        "embedding": [_vector(c.embedding) for c in chunks],
+        "summary_embedding": [_vector(c.summary_embedding) for c in chunks],
+    }
+
+
 def insert_artifacts(
     conn: psycopg.Connection,
     dataset_id: int,
@@ -46,22 +74,10 @@ def insert_artifacts(
             INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256)
             VALUES (%(dataset_id)s, %(kind)s, %(text)s, %(session_id)s, %(reference_time)s,
                     coalesce(%(content_sha256)s::text, encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex')))
-            RETURNING id
+            RETURNING id, session_id
         ),
-        chunks AS (
-            INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, parent_id,
-                                      chunk_index, summary, embedding, summary_embedding)
-            SELECT %(dataset_id)s, 'chunk', c.text, %(session_id)s, %(reference_time)s, parent.id,
-                   c.ord - 1, c.summary, c.embedding, c.summary_embedding
-            FROM parent,
-                 unnest(%(chunk_text)s::text[], %(summary)s::text[], %(embedding)s::vector[],
-                        %(summary_embedding)s::vector[]) WITH ORDINALITY AS c(text, summary, embedding,
-                                                                             summary_embedding, ord)
-            RETURNING id, chunk_index
-        )
-        SELECT (SELECT id FROM parent) AS id,
-               coalesce((SELECT array_agg(id ORDER BY chunk_index) FROM chunks), '{}') AS chunk_ids
-        """,
+        """
+        + _CHUNKS_OF_PARENT,
         {
             "dataset_id": dataset_id,
             "kind": kind,
@@ -69,10 +85,7 @@ def insert_artifacts(
             "text": text,
             "session_id": session_id,
             "reference_time": reference_time,
-            "chunk_text": [c.text for c in chunks],
-            "summary": [c.summary for c in chunks],
-            "embedding": [_vector(c.embedding) for c in chunks],
-            "summary_embedding": [_vector(c.summary_embedding) for c in chunks],
+            **_chunk_parameters(chunks),
         },
     ).fetchone()
     return row["id"], list(row["chunk_ids"])
@@ -99,28 +112,13 @@ def fill_pending_artifact(
               AND status <> 'done'
             RETURNING id, session_id
         ),
-        chunks AS (
-            INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, parent_id,
-                                      chunk_index, summary, embedding, summary_embedding)
-            SELECT %(dataset_id)s, 'chunk', c.text, parent.session_id, %(reference_time)s, parent.id,
-                   c.ord - 1, c.summary, c.embedding, c.summary_embedding
-            FROM parent,
-                 unnest(%(chunk_text)s::text[], %(summary)s::text[], %(embedding)s::vector[],
-                        %(summary_embedding)s::vector[]) WITH ORDINALITY AS c(text, summary, embedding,
-                                                                             summary_embedding, ord)
-            RETURNING id, chunk_index
-        )
-        SELECT (SELECT id FROM parent) AS id,
-               coalesce((SELECT array_agg(id ORDER BY chunk_index) FROM chunks), '{}') AS chunk_ids
-        """,
+        """
+        + _CHUNKS_OF_PARENT,
         {
             "dataset_id": dataset_id,
             "artifact_id": artifact_id,
             "reference_time": reference_time,
-            "chunk_text": [c.text for c in chunks],
-            "summary": [c.summary for c in chunks],
-            "embedding": [_vector(c.embedding) for c in chunks],
-            "summary_embedding": [_vector(c.summary_embedding) for c in chunks],
+            **_chunk_parameters(chunks),
         },
     ).fetchone()
     return None if row["id"] is None else list(row["chunk_ids"])
