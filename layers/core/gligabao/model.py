@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+# The image formats remember accepts (the API's contract and the memory core's check).
+IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
 
 @dataclass(frozen=True)
 class StoredEntity:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, Field
 
-from gligabao.memory.forget import Forgotten
+if TYPE_CHECKING:  # the client imports these models without the memory core
+    from gligabao.memory.forget import Forgotten
 
 # Ids are PostgreSQL bigints: a larger number can name no row (a 400, not a database error).
 MAX_ID = 2**63 - 1

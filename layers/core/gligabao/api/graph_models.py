@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, BeforeValidator, Field
 
 from gligabao.api.models import EdgeOut, absent
-from gligabao.memory.graph_export import GraphEntity, GraphPage
 from gligabao.timefmt import rfc3339
+
+if TYPE_CHECKING:  # the client imports these models without the memory core
+    from gligabao.memory.graph_export import GraphEntity, GraphPage
 
 FORMATS = ("json", "graphml")
 GRAPHML_MEDIA_TYPE = "application/graphml+xml"

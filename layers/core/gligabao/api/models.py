@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, Field
 
-from gligabao.memory import datasets, health
-from gligabao.model import StoredEdge
 from gligabao.timefmt import rfc3339
+
+if TYPE_CHECKING:  # the client imports these models without the memory core
+    from gligabao.memory import datasets, health
+    from gligabao.model import StoredEdge
 
 
 def absent(value: object) -> bool:

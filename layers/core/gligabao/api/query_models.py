@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
-from gligabao.api.deps import memory
 from gligabao.api.models import EdgeOut, absent
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
@@ -19,13 +18,16 @@ from gligabao.api.validation import (
     UserId,
     models_schema,
     reasoning_schema,
+    server_bundle,
     time_schema,
 )
 from gligabao.errors import BadRequest
 from gligabao.limits import DEFAULT_LIMITS
-from gligabao.memory.query import Answer, Question
 from gligabao.model import Nearby, StoredEdge
 from gligabao.timefmt import parse_rfc3339
+
+if TYPE_CHECKING:  # the client imports these models without the memory core
+    from gligabao.memory.query import Answer, Question
 
 GEO_RADIUS_MAX_KM = DEFAULT_LIMITS.geo_radius_max_km
 
@@ -94,7 +96,7 @@ def _radius(value: object) -> object:
 
 
 def _geo_nearby_schema() -> dict:
-    if not memory().settings.geo:
+    if not server_bundle().settings.geo:
         return {
             "anyOf": [{"const": False}, {"type": "null"}],
             "description": "geo is off on this server: 400 if true",
@@ -106,7 +108,7 @@ def _geo_nearby_schema() -> dict:
 
 
 def _geo_radius_schema() -> dict:
-    if not memory().settings.geo:
+    if not server_bundle().settings.geo:
         return {"type": "null", "description": "geo is off on this server: 400 if given"}
     return {
         "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": GEO_RADIUS_MAX_KM}, {"type": "null"}],
@@ -172,6 +174,9 @@ class QueryRequest(BaseModel):
     ) -> Question:
         """The validated question; a nearby search (`geo_nearby` or `geo_radius_km`) has the
         request's radius, else the server's (GB_GEO_RADIUS_KM)."""
+        # imported here, not with the module: the client reads responses with these models without the memory core
+        from gligabao.memory.query import Question
+
         radius = (self.geo_radius_km or default_radius_km) if self.wants_geo else None
         return Question(
             user_id=self.user_id,

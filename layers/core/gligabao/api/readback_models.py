@@ -3,16 +3,18 @@ timeline. A read back shows rows as stored: every time field is present, null wh
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import unquote
 
 from pydantic import AfterValidator, BaseModel, Field
 
 from gligabao.api.models import edge_fields
 from gligabao.api.validation import resolve_session_id
-from gligabao.memory import readback
 from gligabao.model import ArtifactHeader, EntityDetails, RecordedEdge, StoredEntity
 from gligabao.timefmt import rfc3339
+
+if TYPE_CHECKING:  # the client imports these models without the memory core
+    from gligabao.memory import readback
 
 MAX_ROW_ID = 2**63 - 1  # gb_* ids are bigint
 

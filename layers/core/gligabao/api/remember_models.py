@@ -9,7 +9,7 @@ import base64
 import binascii
 import re
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -22,7 +22,6 @@ from pydantic import (
 )
 
 from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
-from gligabao.api.deps import memory
 from gligabao.api.models import absent, edge_fields
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
@@ -33,17 +32,19 @@ from gligabao.api.validation import (
     UserId,
     models_schema,
     reasoning_schema,
+    server_bundle,
     time_schema,
 )
 from gligabao.errors import BadRequest
 from gligabao.limits import Limits
-from gligabao.memory.async_remember import QueuedText
-from gligabao.memory.images import MEDIA_TYPES, ImageToRemember
-from gligabao.memory.remember import Remembered, TextToRemember
-from gligabao.model import StoredEdge
+from gligabao.model import IMAGE_MEDIA_TYPES, StoredEdge
 from gligabao.timefmt import parse_rfc3339, rfc3339
 
-IMAGE_MEDIA_TYPES = MEDIA_TYPES
+if TYPE_CHECKING:  # the client imports these models without the memory core
+    from gligabao.memory.async_remember import QueuedText
+    from gligabao.memory.images import ImageToRemember
+    from gligabao.memory.remember import Remembered, TextToRemember
+
 # Base64 with its exact padding, not empty.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 _BASE64 = re.compile(BASE64_PATTERN.removeprefix("^").removesuffix("$"))
@@ -109,7 +110,7 @@ Text = Annotated[
 
 
 def _caption_schema() -> dict[str, Any]:
-    most = memory().limits.image_caption_max_chars
+    most = server_bundle().limits.image_caption_max_chars
     return {
         "anyOf": [{"type": "string", "maxLength": most}, {"type": "null"}],
         "description": f"with an image only: the sender's words about it (at most {most} characters), "
@@ -118,7 +119,7 @@ def _caption_schema() -> dict[str, Any]:
 
 
 def _caption_within_limit(value: Any) -> Any:
-    most = memory().limits.image_caption_max_chars
+    most = server_bundle().limits.image_caption_max_chars
     if isinstance(value, str) and len(value) > most:
         raise ValueError(f"caption is longer than {most} characters")
     return value
@@ -233,6 +234,9 @@ class RememberRequest(BaseModel):
         )
 
     def text_to_remember(self) -> TextToRemember:
+        # imported here, not with the module: the client reads responses with these models without the memory core
+        from gligabao.memory.remember import TextToRemember
+
         return TextToRemember(
             user_id=self.user_id,
             dataset=self.dataset,
@@ -244,6 +248,8 @@ class RememberRequest(BaseModel):
         )
 
     def image_to_remember(self) -> ImageToRemember:
+        from gligabao.memory.images import ImageToRemember
+
         assert self.image is not None  # check_content's rule
         return ImageToRemember(
             user_id=self.user_id,
@@ -386,6 +392,8 @@ class BatchText(BaseModel):
         return _checked_text(value)
 
     def queued(self) -> QueuedText:
+        from gligabao.memory.async_remember import QueuedText
+
         return QueuedText(self.text, self.session_id, self.reference_time)
 
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from gligabao.ai.stages import LEVELS, MODEL_NAME
-from gligabao.api.deps import memory
 from gligabao.limits import Limits
+
+if TYPE_CHECKING:
+    from gligabao.bootstrap import Bundle
 
 DATASET_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 DEFAULT_DATASET = "main"
@@ -118,8 +120,16 @@ def resolve_session_id(value: str | None) -> str | None:
     return value
 
 
+def server_bundle() -> Bundle:
+    """The container's bundle, imported when a request is validated (not when this module is): the
+    client (gligabao.client) reads responses with these models without the server or Powertools."""
+    from gligabao.api.deps import memory
+
+    return memory()
+
+
 def _limits() -> Limits:
-    return memory().limits
+    return server_bundle().limits
 
 
 def _strictly_string(value: object) -> object:

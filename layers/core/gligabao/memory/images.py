@@ -30,9 +30,10 @@ from gligabao.memory.names import normalized_name
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import Remembered, TextToRemember, embed, judge_facts, write_graph
+from gligabao.model import IMAGE_MEDIA_TYPES
 from gligabao.observability.inferences import save_inferences
 
-MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+MEDIA_TYPES = IMAGE_MEDIA_TYPES
 
 
 @dataclass(frozen=True)
