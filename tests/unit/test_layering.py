@@ -110,6 +110,24 @@ FORBIDDEN = {
     "model": ("gligabao",),
     "limits": ("gligabao.settings", "gligabao.bootstrap"),
     "settings": ("gligabao.bootstrap", "api", "memory", "db", "ai"),
+    # The client speaks HTTP to the API and reads its answers with the API's response models only.
+    "client": (
+        "memory",
+        "db",
+        "ai",
+        "local",
+        "bootstrap",
+        "aws",
+        "settings",
+        "observability",
+        "gligabao.api.deps",
+        "gligabao.api.app",
+        "gligabao.api.routes",
+        "gligabao.api.handler",
+        "aws_lambda_powertools",
+        "boto3",
+        "psycopg",
+    ),
 }
 
 
