@@ -262,3 +262,19 @@ def test_a_naive_datetime_is_refused_before_anything_is_sent():
     with pytest.raises(ValueError, match="timezone"):
         client(recorder).remember("Alice works at Acme.", reference_time=datetime(2025, 1, 1))
     assert recorder.requests == []
+
+
+def test_command_options_choose_the_authentication_and_need_a_user():
+    from gligabao.client.options import ClientOptions, OptionError
+
+    signed = ClientOptions(api=API_URL, user_id="u1").memory()
+    bearer = ClientOptions(api=API_URL, token="abc").memory()
+    local = ClientOptions(user_id="u1", dataset="work").memory()
+
+    assert isinstance(signed._http.auth, SigV4)
+    assert isinstance(bearer._http.auth, BearerToken) and bearer.user_id is None
+    assert local._http.auth is None and (local.url, local.dataset) == ("http://127.0.0.1:7878", "work")
+    with pytest.raises(OptionError, match="user-id"):
+        ClientOptions(api=API_URL).memory()
+    with pytest.raises(OptionError, match="GB_API_TOKEN"):
+        ClientOptions(auth="jwt", user_id="u1").memory()
