@@ -45,6 +45,12 @@ ENVIRONMENT = {
     "GB_DB_APP_SECRET_ARN": "db_app_secret_arn",
     # Asynchronous remember: the SQS FIFO queue of the jobs (the template sets it).
     "GB_JOBS_QUEUE_URL": "jobs_queue_url",
+    # The MCP server (`gligabao mcp`): the API it calls and whose memory it serves.
+    "GB_API_URL": "mcp_api_url",
+    "GB_API_AUTH": "mcp_api_auth",
+    "GB_API_TOKEN": "mcp_api_token",
+    "GB_USER_ID": "mcp_user_id",
+    "GB_DATASET": "mcp_dataset",
 }
 
 
@@ -99,7 +105,16 @@ class Settings(BaseModel):
     # worker drains. Unset (and not `gligabao serve`, which runs its own queue): async is a 503.
     jobs_queue_url: str | None = None
 
-    @field_validator("llm_provider", "geo_resolver", "auth_mode", mode="before")
+    # The MCP server (`gligabao mcp`, a client of the API; its flags win over these): the API's URL,
+    # its authentication (iam: SigV4 with the caller's AWS credentials; jwt: the bearer token
+    # GB_API_TOKEN; none), the user whose memory it serves and the default dataset.
+    mcp_api_url: str | None = None
+    mcp_api_auth: Literal["iam", "jwt", "none"] | None = None
+    mcp_api_token: SecretStr | None = None
+    mcp_user_id: str | None = None
+    mcp_dataset: str | None = None
+
+    @field_validator("llm_provider", "geo_resolver", "auth_mode", "mcp_api_auth", mode="before")
     @classmethod
     def _lowercase(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value

@@ -1,4 +1,4 @@
-"""The `gligabao` command: serve (the local API), migrate, openapi."""
+"""The `gligabao` command: serve (the local API), migrate, openapi, mcp (the MCP server)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,58 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--jwks", default=None, help="with --auth jwt: a JWKS file or URL (GB_JWKS)")
     commands.add_parser("migrate", help="apply the database schema (idempotent)")
     commands.add_parser("openapi", help="print the OpenAPI document of the API")
+    _add_mcp_parser(commands)
     args = parser.parse_args(argv)
-    return {"serve": _serve, "migrate": _migrate, "openapi": _openapi}[args.command](args)
+    return {"serve": _serve, "migrate": _migrate, "openapi": _openapi, "mcp": _mcp}[args.command](args)
+
+
+def _add_mcp_parser(commands) -> None:
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve a user's memory to MCP clients (tools remember, query, forget, session): stdio, "
+        "or streamable HTTP with --http (needs the mcp extra)",
+    )
+    mcp.add_argument("--api", default=None, help="the API's URL (GB_API_URL; default http://127.0.0.1:7878)")
+    mcp.add_argument(
+        "--user-id", default=None, help="whose memory (GB_USER_ID); with jwt, the token's subject"
+    )
+    mcp.add_argument("--dataset", default=None, help="the default dataset (GB_DATASET; default main)")
+    mcp.add_argument(
+        "--auth",
+        choices=["iam", "jwt", "none"],
+        default=None,
+        help="the API's authentication (GB_API_AUTH): iam signs with your AWS credentials, jwt sends the "
+        "token GB_API_TOKEN; default iam for an execute-api URL, jwt with a token, else none",
+    )
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp, not stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http")
+    mcp.add_argument("--port", type=int, default=8000, help="with --http")
+
+
+def _mcp(args) -> int:
+    from gligabao.client.options import ClientOptions, OptionError
+    from gligabao.settings import InvalidConfiguration, Settings
+
+    try:
+        env = Settings.from_env()
+        options = ClientOptions(
+            api=args.api or env.mcp_api_url,
+            auth=args.auth or env.mcp_api_auth,
+            token=env.mcp_api_token.get_secret_value() if env.mcp_api_token else None,
+            user_id=args.user_id or env.mcp_user_id,
+            dataset=args.dataset or env.mcp_dataset,
+        )
+        memory = options.memory()
+    except (InvalidConfiguration, OptionError) as error:
+        print(f"gligabao mcp: {error}", file=sys.stderr)
+        return 2
+    try:
+        from gligabao.client.mcp_server import serve
+    except ImportError as error:
+        print(f"gligabao mcp needs the mcp extra (pip install 'gligabao[mcp]'): {error}", file=sys.stderr)
+        return 2
+    serve(memory, http=args.http, host=args.host, port=args.port)
+    return 0
 
 
 def _migrate(args) -> int:

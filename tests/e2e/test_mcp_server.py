@@ -1,0 +1,120 @@
+"""`gligabao mcp` end to end: the official SDK's client launches the command over stdio, as a
+desktop client would, against the local API; tools, resources and errors as a model sees them."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import anyio
+import pytest
+from conftest import ROOT
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from query_helpers import reply_citing
+
+TOOLS = {"remember", "query", "forget", "session"}
+
+
+def mcp_command(api_url: str, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gligabao.local.cli", "mcp", "--api", api_url, *extra],
+        env={"PYTHONPATH": str(ROOT / "layers" / "core")},
+    )
+
+
+def text_of(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def run(session):
+    """Run `session(client)` against a fresh `gligabao mcp` for user u1 (through the env)."""
+
+    def go(api_url: str, *extra: str, env: dict[str, str] | None = None):
+        params = mcp_command(api_url, *extra)
+        params.env.update(env or {"GB_USER_ID": "u1"})
+
+        async def main():
+            async with Client(params, read_timeout_seconds=60) as client:
+                return await session(client)
+
+        return anyio.run(main)
+
+    return go
+
+
+def test_a_model_lists_the_tools_remembers_queries_reads_its_session_and_forgets(api, db, models):
+    fake_anthropic, _ = models
+
+    async def session(client):
+        tools = (await client.list_tools()).tools
+        stored = await client.call_tool(
+            "remember", {"text": "Alice works at Acme.", "session_id": "chat-1", "dataset": "work"}
+        )
+        edge_id = int(re.search(r"\[edge (\d+)\]", text_of(stored)).group(1))
+        fake_anthropic.queue(reply_citing("Alice works at Acme.", edges=[edge_id]))
+        answered = await client.call_tool("query", {"question": "Where does Alice work?", "dataset": "work"})
+        read_back = await client.call_tool("session", {"session_id": "chat-1", "dataset": "work"})
+        resources = (await client.list_resources()).resources
+        datasets = await client.read_resource("gligabao://datasets")
+        work = await client.read_resource("gligabao://datasets/work")
+        forgotten = await client.call_tool("forget", {"kind": "edge", "id": edge_id})
+        return tools, stored, edge_id, answered, read_back, resources, datasets, work, forgotten
+
+    tools, stored, edge_id, answered, read_back, resources, datasets, work, forgotten = run(session)(
+        api.base_url
+    )
+
+    assert {tool.name for tool in tools} == TOOLS
+    for tool in tools:  # each says when to call it and what comes back
+        assert "Call it" in tool.description and "Returns" in tool.description, tool.name
+    assert "user_id" not in json.dumps(
+        [tool.input_schema for tool in tools]
+    )  # the command's, not the model's
+    assert not stored.is_error
+    assert "[entity" in text_of(stored) and "Alice works_at Acme" in text_of(stored)
+    assert text_of(answered).startswith("Alice works at Acme.")
+    assert f"[edge {edge_id}] Alice works_at Acme" in text_of(answered)
+    assert "Session chat-1 (dataset work)" in text_of(read_back) and "Alice works at Acme." in text_of(
+        read_back
+    )
+    assert {str(r.uri) for r in resources} == {"gligabao://datasets", "gligabao://datasets/work"}
+    listed = json.loads(datasets.contents[0].text)
+    assert listed["user_id"] == "u1" and [d["name"] for d in listed["datasets"]] == ["work"]
+    graph = json.loads(work.contents[0].text)["graph"]
+    assert sorted(e["name"] for e in graph["entities"]) == ["Acme", "Alice"]
+    assert "deleted 0 texts, 0 chunks, 0 entities, 1 facts" in text_of(forgotten)
+    assert db.execute("SELECT count(*) FROM gb_edges").fetchone()[0] == 0
+    assert db.execute("SELECT DISTINCT user_id FROM gb_datasets").fetchall() == [("u1",)]
+
+
+def test_errors_reach_the_model_with_the_apis_status_and_text(api, db, models):
+    async def session(client):
+        missing = await client.call_tool("forget", {"kind": "entity", "id": 12345})
+        blank = await client.call_tool("remember", {"text": "   "})
+        bad_kind = await client.call_tool("forget", {"kind": "dataset", "id": 1})
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("gligabao://datasets/nope")
+        return missing, blank, bad_kind, unknown.value
+
+    missing, blank, bad_kind, unknown = run(session)(api.base_url, "--dataset", "main")
+
+    assert missing.is_error and "404" in text_of(missing) and "entity" in text_of(missing)
+    assert blank.is_error and "(400): text must not be empty" in text_of(blank)
+    assert bad_kind.is_error
+    assert "nope" in str(unknown)
+    assert db.execute("SELECT count(*) FROM gb_artifacts").fetchone()[0] == 0
+
+
+def test_the_command_refuses_to_start_without_a_user(api):
+    import subprocess
+
+    params = mcp_command(api.base_url)
+    finished = subprocess.run(
+        [params.command, *params.args], env=params.env, capture_output=True, text=True, timeout=60
+    )
+
+    assert finished.returncode == 2
+    assert "--user-id" in finished.stderr
