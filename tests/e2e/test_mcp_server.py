@@ -118,3 +118,37 @@ def test_the_command_refuses_to_start_without_a_user(api):
 
     assert finished.returncode == 2
     assert "--user-id" in finished.stderr
+
+
+def test_with_http_the_same_tools_are_served_over_streamable_http(api, db, models):
+    import socket
+    import subprocess
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    params = mcp_command(api.base_url, "--user-id", "u1", "--http", "--port", str(port))
+    server = subprocess.Popen([params.command, *params.args], env=params.env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+
+        async def main():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                tools = (await client.list_tools()).tools
+                stored = await client.call_tool("remember", {"text": "Alice works at Acme."})
+                return tools, stored
+
+        tools, stored = anyio.run(main)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    assert {tool.name for tool in tools} == TOOLS
+    assert not stored.is_error and "Alice works_at Acme" in text_of(stored)
