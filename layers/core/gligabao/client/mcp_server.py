@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import Resource as ResourceListing
@@ -113,8 +114,6 @@ class MemoryMcpServer(MCPServer):
 
     async def list_resources(self) -> list[ResourceListing]:
         listed = await super().list_resources()
-        import anyio.to_thread
-
         try:
             datasets = (await anyio.to_thread.run_sync(self.memory.datasets)).datasets
         except GligabaoError:  # the static resource still lists; reading it tells the error
