@@ -16,12 +16,18 @@ def test_the_defaults_are_the_seeds_numbers():
 
 
 def test_every_limit_is_overridable_by_its_variable():
-    cosines = {name for name in Limits.model_fields if "similarity" in name}
-    env = {f"GB_{name.upper()}": "0.5" if name in cosines else "7" for name in Limits.model_fields}
-    limits = Settings.from_env(env).limits
-    assert all(
-        float(getattr(limits, name)) == (0.5 if name in cosines else 7) for name in Limits.model_fields
-    )
+    numbers = [name for name in Limits.model_fields if name != "retrieval"]
+    cosines = {name for name in numbers if "similarity" in name}
+    env = {f"GB_{name.upper()}": "0.5" if name in cosines else "7" for name in numbers}
+    limits = Settings.from_env({**env, "GB_RETRIEVAL": " Seed "}).limits
+    assert all(float(getattr(limits, name)) == (0.5 if name in cosines else 7) for name in numbers)
+    assert limits.retrieval == "seed"
+
+
+def test_the_retrieval_is_ranked_unless_set_to_the_seeds_and_nothing_else():
+    assert Settings.from_env({}).limits.retrieval == "ranked"
+    with pytest.raises(InvalidConfiguration, match="GB_RETRIEVAL"):
+        Settings.from_env({"GB_RETRIEVAL": "fastest"})
 
 
 def test_the_provider_variables_are_the_sdks_own_names():

@@ -7,6 +7,8 @@ The SQL takes them as parameters, never as literals.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 ENV_PREFIX = "GB_"
@@ -56,6 +58,35 @@ class Limits(BaseModel):
     expansion_edges: int = Field(100, ge=0, description="one-hop edges around the seeds, newest first")
     passages_with_text: int = Field(3, ge=0, description="best passages given with their text")
     passages_summary_only: int = Field(5, ge=0, description="more passages given with their summary only")
+
+    # --- query: the relevance-ranked context (memory/ranking.py) -------------------------------
+    # "ranked" orders the candidates the seed's retrieval finds by relevance to the question and
+    # keeps the best within a token budget; "seed" gives the seed's whole context (seeds/query.md).
+    retrieval: Literal["ranked", "seed"] = Field("ranked", description="the context: ranked or seed")
+    context_token_budget: int = Field(
+        1200, gt=0, description="ranked: estimated tokens of context (graph and passages) at most"
+    )
+    rank_keyword_seeds: int = Field(
+        30, gt=0, description="ranked: keyword seeds (candidates: namesakes beyond the 10 newest)"
+    )
+    rank_expansion_edges: int = Field(300, ge=0, description="ranked: one-hop edges taken as candidates")
+    rank_keyword_weight: float = Field(
+        0.5, ge=0, description="ranked: added for a candidate holding every term of the question"
+    )
+    rank_anchor_weight: float = Field(
+        0.3, ge=0, description="ranked: added for a fact of the strongest seed (a name the question gives)"
+    )
+    rank_ended_penalty: float = Field(
+        0.1, ge=0, description="ranked: taken from a fact that has ended (an invalid_at) when asked now"
+    )
+    rank_relevance_margin: float = Field(
+        0.6, ge=0, description="ranked: candidates this far below the best one are left out"
+    )
+
+    @field_validator("retrieval", mode="before")
+    @classmethod
+    def _lowercase_mode(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     # --- query: the answer (step 3) and geo ---------------------------------------------------
     query_max_output_tokens: int = Field(2048, gt=0, description="the answer's max output tokens")

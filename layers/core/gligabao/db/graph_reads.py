@@ -485,7 +485,8 @@ _AROUND_ANY_TIME = """
 _CONTEXT_EDGES_AND_ENTITIES = """
     context_edges AS MATERIALIZED (
         SELECT g.id, g.source_id, g.target_id, g.relation, g.description, g.artifact_id,
-               g.valid_at, g.invalid_at, g.created_at, g.expired_at, c.band, c.rank
+               g.valid_at, g.invalid_at, g.created_at, g.expired_at, c.band, c.rank,
+               1 - (g.embedding <=> %(q)s::vector) AS similarity
         FROM (SELECT DISTINCT ON (id) id, band, rank
               FROM (SELECT id, %(band_similar_fact)s::integer AS band, rank FROM similar_facts
                     UNION ALL
@@ -553,27 +554,32 @@ def passages_ctes() -> str:
 
 # The rows of the context, in rendering order (band, then rank): entities, edges, passages, then
 # one row per index saying which path its search took. The columns a kind has no use for are NULL.
+# `similarity`: the row's cosine with the question (`%(q)s`; NULL without one or without a vector;
+# a passage's is the better of its text's and its summary's), which the ranked context
+# (memory/ranking.py) orders by: computed here, on the few rows of the context, at no round trip.
 # Upstream: context_entities, context_edges, passages and the four `<index>_path`.
 CONTEXT_SELECT = """
     SELECT c.band, c.rank, e.id, e.name, e.type, e.description,
            NULL::bigint AS source_id, NULL::bigint AS target_id, NULL::text AS relation,
            NULL::bigint AS artifact_id, NULL::timestamptz AS valid_at, NULL::timestamptz AS invalid_at,
            NULL::timestamptz AS created_at, NULL::timestamptz AS expired_at,
-           NULL::bigint AS parent_id, NULL::integer AS chunk_index, NULL::text AS summary, NULL::text AS text
+           NULL::bigint AS parent_id, NULL::integer AS chunk_index, NULL::text AS summary, NULL::text AS text,
+           1 - (e.embedding <=> %(q)s::vector) AS similarity
     FROM context_entities AS c JOIN gb_entities AS e ON e.id = c.id
     UNION ALL
     SELECT g.band, g.rank, g.id, NULL, NULL, g.description,
            g.source_id, g.target_id, g.relation, g.artifact_id, g.valid_at, g.invalid_at, g.created_at,
-           g.expired_at, NULL, NULL, NULL, NULL
+           g.expired_at, NULL, NULL, NULL, NULL, g.similarity
     FROM context_edges AS g
     UNION ALL
     SELECT p.band, p.rank, a.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
            a.parent_id, a.chunk_index, CASE WHEN p.with_summary THEN a.summary END,
-           CASE WHEN p.band = %(band_passage_with_text)s::integer THEN a.text END
+           CASE WHEN p.band = %(band_passage_with_text)s::integer THEN a.text END,
+           greatest(1 - (a.embedding <=> %(q)s::vector), 1 - (a.summary_embedding <=> %(q)s::vector))
     FROM passages AS p JOIN gb_artifacts AS a ON a.id = p.id
     UNION ALL
     SELECT %(band_search_path)s::integer, 0, NULL, i.name, i.path, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL, NULL, NULL
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM (SELECT 'entities' AS name, path FROM entities_path
           UNION ALL SELECT 'edges', path FROM edges_path
           UNION ALL SELECT 'chunks', path FROM chunks_path
@@ -640,6 +646,7 @@ def around_entities_rows(
     params = {
         "ds": dataset_id,
         "entity_ids": entity_ids,
+        "q": None,  # no question here: the rows' similarity is NULL
         "expansion": limits.expansion_edges,
         **BAND_PARAMETERS,
         **({} if as_of is None else {"as_of": as_of}),

@@ -22,6 +22,7 @@ from gligabao.db.connection import UnitOfWork
 from gligabao.db.graph_reads import Band
 from gligabao.errors import ProviderError
 from gligabao.limits import DEFAULT_LIMITS, Limits
+from gligabao.memory import ranking
 from gligabao.memory.names import normalized_name
 from gligabao.model import Nearby, Passage, StoredEdge, StoredEntity
 
@@ -96,9 +97,13 @@ class Context:
     similarity_seeds: list[int] = field(default_factory=list)  # the ones that are no keyword seed
     similar_edges: list[int] = field(default_factory=list)  # the similar facts
     fallback: bool = False  # nothing matched: the seeds are the most recently updated entities
+    fallback_seeds: list[int] = field(default_factory=list)
     search_paths: dict[str, str] = field(default_factory=dict)  # index -> "exact", "hnsw" or "hnsw+exact"
     timings_ms: dict[str, float] = field(default_factory=dict)
     nearby: Nearby | None = None  # geo: the entities near the question's places (rendered apart)
+    # Each row's cosine with the question (NULL ones left out), which the ranked context orders by.
+    similarity: dict[tuple[str, int], float] = field(default_factory=dict)  # (kind, id) -> cosine
+    candidates: dict[str, int] = field(default_factory=dict)  # ranked: kind -> count before the cut
 
     def add_nearby(self, around_rows: list[dict] = ()) -> None:
         """The anchors and the nearby entities join the context's entities, then the edges
@@ -143,6 +148,8 @@ def retrieve(
     ones, or with `as_of` the ones valid at that time, superseded ones included. ProviderError
     (502) when the vector search fails.
     """
+    ranked = limits.retrieval == "ranked"
+    limits = ranking.candidate_limits(limits)
     terms = query_terms(question, limits)
     normalized_question = normalized_name(question)
     started = time.perf_counter()
@@ -180,7 +187,35 @@ def retrieve(
     context = context_from_rows(uow.dataset_id, rows)
     context.keyword_seeds = keywords.seed_ids
     context.timings_ms = {"keyword_seeds": keyword_ms, "search_vectors": _ms_since(waited)}
+    if ranked:
+        keep_most_relevant(
+            context, terms, dict(zip(keywords.seed_ids, keywords.scores, strict=True)), limits, as_of
+        )
     return context
+
+
+def keep_most_relevant(
+    context: Context, terms: list[str], keyword_scores: dict[int, int], limits: Limits, as_of: datetime | None
+) -> None:
+    """The ranked context (memory/ranking.py): only the most relevant candidates, best first."""
+    similarity = context.similarity
+    signals = ranking.Signals(
+        terms=terms,
+        keyword_scores=keyword_scores,
+        similarity_seeds=context.similarity_seeds,
+        seeds={*context.keyword_seeds, *context.similarity_seeds, *context.fallback_seeds},
+        entity_similarity={i: v for (kind, i), v in similarity.items() if kind == "entity"},
+        edge_similarity={i: v for (kind, i), v in similarity.items() if kind == "edge"},
+        passage_similarity={i: v for (kind, i), v in similarity.items() if kind == "passage"},
+        asked_now=as_of is None,
+    )
+    context.candidates = {
+        "entities": len(context.entities),
+        "edges": len(context.edges),
+        "passages": len(context.passages),
+    }
+    kept = ranking.rank_context(context.entities, context.edges, context.passages, signals, limits)
+    context.entities, context.edges, context.passages = kept.entities, kept.edges, kept.passages
 
 
 def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
@@ -189,12 +224,15 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
     context = Context(dataset_id=dataset_id)
     for row in rows:
         band = Band(row["band"])
+        if row.get("similarity") is not None:
+            context.similarity[(band.kind, row["id"])] = row["similarity"]
         if band.kind == "entity":
             context.entities.append(StoredEntity(row["id"], row["name"], row["type"], row["description"]))
             if band is Band.SIMILARITY_SEED:
                 context.similarity_seeds.append(row["id"])
             elif band is Band.FALLBACK_SEED:
                 context.fallback = True
+                context.fallback_seeds.append(row["id"])
         elif band.kind == "edge":
             context.edges.append(
                 StoredEdge(

@@ -1,0 +1,191 @@
+"""The relevance-ranked context (GB_RETRIEVAL=ranked, the default): the candidates the seed's
+retrieval finds (keyword and similarity seeds, similar facts, the one-hop expansion, passages)
+ordered by relevance to the question and cut at a token budget.
+
+Everything it ranks by is already in the retrieval's result: each candidate's cosine with the
+question (computed by the context statement on its few rows), the question's terms, the keyword
+seeds' scores. So it costs no model call and no SQL round trip.
+
+A candidate's relevance is its cosine with the question, plus `rank_keyword_weight` times the
+share of the question's terms its text holds, plus `rank_anchor_weight` times the strength of the
+seed it hangs from (a fact: the stronger of its two ends). A seed's strength is its keyword score
+over the best keyword score (the whole name in the question scores most), or, for a similarity
+seed, its cosine. Asked now (not `as_of`), a fact that has ended loses `rank_ended_penalty`.
+Candidates are taken best first while they fit `context_token_budget` (a fact brings its two
+ends; a passage whose text does not fit is given with its summary when it has one) and while
+they are within `rank_relevance_margin` of the best one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gligabao.ai.prompts.query import edge_line, entity_line, passage_lines
+from gligabao.limits import Limits
+from gligabao.model import Passage, StoredEdge, StoredEntity
+
+# The usual estimate of a model's tokens for English text: about 4 characters each.
+CHARS_PER_TOKEN = 4
+
+
+def candidate_limits(limits: Limits) -> Limits:
+    """The limits the retrieval statements run with: ranked, a wider pool of candidates (more
+    keyword seeds, so that namesakes are all found, and more of their facts), which the ranking
+    then cuts; the seed's numbers otherwise."""
+    if limits.retrieval != "ranked":
+        return limits
+    return limits.model_copy(
+        update={"keyword_seeds": limits.rank_keyword_seeds, "expansion_edges": limits.rank_expansion_edges}
+    )
+
+
+def estimated_tokens(text: str) -> int:
+    """Tokens of `text` for the budget (a line's newline counted)."""
+    return math.ceil((len(text) + 1) / CHARS_PER_TOKEN)
+
+
+@dataclass
+class Signals:
+    """What the retrieval found out about its candidates, to rank them by."""
+
+    terms: list[str]  # the question's terms (retrieval.query_terms)
+    keyword_scores: dict[int, int] = field(default_factory=dict)  # keyword seed -> its score
+    similarity_seeds: list[int] = field(default_factory=list)
+    seeds: set[int] = field(default_factory=set)  # every seed (fallback ones too): may stand alone
+    entity_similarity: dict[int, float] = field(default_factory=dict)  # cosine with the question
+    edge_similarity: dict[int, float] = field(default_factory=dict)
+    passage_similarity: dict[int, float] = field(default_factory=dict)
+    asked_now: bool = True  # not `as_of` a time: ended facts matter less
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The kept part of a context, each list best first."""
+
+    entities: list[StoredEntity]
+    edges: list[StoredEdge]
+    passages: list[Passage]
+
+
+def term_share(terms: list[str], text: str) -> float:
+    """The share of `terms` found in `text` (lowercased, `_` read as a space), 0 without terms."""
+    if not terms:
+        return 0.0
+    haystack = text.lower().replace("_", " ")
+    return sum(1 for term in terms if term in haystack) / len(terms)
+
+
+def seed_strengths(signals: Signals) -> dict[int, float]:
+    """How strongly the question names each seed, from 0 to 1."""
+    best = max(signals.keyword_scores.values(), default=0)
+    strengths = {entity_id: score / best for entity_id, score in signals.keyword_scores.items() if best > 0}
+    for entity_id in signals.similarity_seeds:
+        cosine = max(0.0, signals.entity_similarity.get(entity_id) or 0.0)
+        strengths[entity_id] = max(strengths.get(entity_id, 0.0), cosine)
+    return strengths
+
+
+def rank_context(
+    entities: list[StoredEntity],
+    edges: list[StoredEdge],
+    passages: list[Passage],
+    signals: Signals,
+    limits: Limits,
+) -> Ranked:
+    """The candidates worth their tokens, best first, within `limits.context_token_budget`."""
+    names = {entity.id: entity for entity in entities}
+    strengths = seed_strengths(signals)
+    terms = signals.terms
+
+    def relevance(similarity: float | None, text: str, anchor: float) -> float:
+        return (
+            (similarity or 0.0)
+            + limits.rank_keyword_weight * term_share(terms, text)
+            + limits.rank_anchor_weight * anchor
+        )
+
+    candidates: list[tuple[float, int, str, object]] = []  # (relevance, order, kind, item)
+    for order, edge in enumerate(edges):
+        source, target = names.get(edge.source_id), names.get(edge.target_id)
+        # The ends' descriptions count too: "the violinist" names the fact of the violinist.
+        text = " ".join([_entity_text(source), edge.relation, _entity_text(target), edge.description])
+        anchor = max(strengths.get(edge.source_id, 0.0), strengths.get(edge.target_id, 0.0))
+        score = relevance(signals.edge_similarity.get(edge.id), text, anchor)
+        if signals.asked_now and edge.invalid_at is not None:
+            score -= limits.rank_ended_penalty
+        candidates.append((score, order, "edge", edge))
+    for order, entity in enumerate(entities):
+        if entity.id not in signals.seeds:
+            continue  # an end of a fact comes with its fact
+        text = _entity_text(entity)
+        score = relevance(signals.entity_similarity.get(entity.id), text, strengths.get(entity.id, 0.0))
+        candidates.append((score, order, "entity", entity))
+    for order, passage in enumerate(passages):
+        text = f"{passage.summary or ''} {passage.text or ''}"
+        score = relevance(signals.passage_similarity.get(passage.artifact_id), text, 0.0)
+        candidates.append((score, order, "passage", passage))
+    if not candidates:
+        return Ranked([], [], [])
+
+    candidates.sort(key=lambda candidate: (-candidate[0], _KIND_ORDER[candidate[2]], candidate[1]))
+    floor = candidates[0][0] - limits.rank_relevance_margin
+    budget = limits.context_token_budget
+    kept_entities: dict[int, StoredEntity] = {}
+    kept_edges: list[StoredEdge] = []
+    kept_passages: list[Passage] = []
+
+    def entity_cost(entity_ids: list[int]) -> int:
+        return sum(
+            estimated_tokens(entity_line(names[i]))
+            for i in dict.fromkeys(entity_ids)
+            if i not in kept_entities
+        )
+
+    for score, _, kind, item in candidates:
+        if score < floor:
+            break
+        if kind == "entity":
+            cost = entity_cost([item.id])
+            if cost <= budget:
+                kept_entities.setdefault(item.id, item)
+                budget -= cost
+        elif kind == "edge":
+            ends = [i for i in (item.source_id, item.target_id) if i in names]
+            source, target = names.get(item.source_id), names.get(item.target_id)
+            cost = estimated_tokens(
+                edge_line(item, source.name if source else "?", target.name if target else "?")
+            ) + entity_cost(ends)
+            if cost <= budget:
+                for entity_id in ends:
+                    kept_entities.setdefault(entity_id, names[entity_id])
+                kept_edges.append(item)
+                budget -= cost
+        else:
+            given = _passage_within(item, budget)
+            if given is not None:
+                kept_passages.append(given)
+                budget -= passage_tokens(given)
+    return Ranked(list(kept_entities.values()), kept_edges, kept_passages)
+
+
+def _entity_text(entity: StoredEntity | None) -> str:
+    return f"{entity.name} {entity.type} {entity.description}" if entity else ""
+
+
+_KIND_ORDER = {"edge": 0, "entity": 1, "passage": 2}
+
+
+def passage_tokens(passage: Passage) -> int:
+    return sum(estimated_tokens(line) for line in passage_lines(passage))
+
+
+def _passage_within(passage: Passage, budget: int) -> Passage | None:
+    """The passage as given, or with its summary only when its text does not fit, or None."""
+    if passage_tokens(passage) <= budget:
+        return passage
+    if passage.summary is not None and passage.text is not None:
+        summary_only = Passage(passage.artifact_id, passage.parent_id, passage.index, passage.summary, None)
+        if passage_tokens(summary_only) <= budget:
+            return summary_only
+    return None

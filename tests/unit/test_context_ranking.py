@@ -1,0 +1,126 @@
+"""The relevance-ranked context (memory/ranking.py): candidates best first, within a token budget."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from gligabao.ai.prompts.query import edge_line, entity_line
+from gligabao.limits import DEFAULT_LIMITS
+from gligabao.memory.ranking import (
+    Signals,
+    candidate_limits,
+    estimated_tokens,
+    passage_tokens,
+    rank_context,
+    term_share,
+)
+from gligabao.model import Passage, StoredEdge, StoredEntity
+
+T0 = datetime(2025, 1, 31, 9, 0, 0, tzinfo=UTC)
+ALICE = StoredEntity(1, "Alice", "person", "engineer")
+ACME = StoredEntity(2, "Acme", "organization", "")
+PARIS = StoredEntity(3, "Paris", "place", "a city")
+WORKS = StoredEdge(10, 1, 2, "works_at", "Alice works at Acme.", None, T0, None, T0)
+LIVES = StoredEdge(11, 1, 3, "lives_in", "Alice lives in Paris.", None, T0, None, T0)
+
+
+def signals(**fields) -> Signals:
+    return Signals(**{"terms": ["alice", "work"], "keyword_scores": {1: 3}, "seeds": {1}, **fields})
+
+
+def test_a_fact_holding_the_questions_terms_and_close_to_it_comes_first():
+    ranked = rank_context(
+        [ALICE, ACME, PARIS],
+        [LIVES, WORKS],
+        [],
+        signals(edge_similarity={10: 0.6, 11: 0.4}),
+        DEFAULT_LIMITS,
+    )
+    assert [edge.id for edge in ranked.edges] == [10, 11]
+
+
+def test_the_context_never_exceeds_the_token_budget_and_keeps_the_best_facts():
+    people = [StoredEntity(100 + i, f"Person {i}", "person", "a colleague") for i in range(200)]
+    edges = [
+        StoredEdge(1000 + i, 1, 100 + i, "knows", f"Alice knows Person {i}.", None, T0, None, T0)
+        for i in range(200)
+    ]
+    similarity = {1000 + i: 0.5 - i / 1000 for i in range(200)}
+    limits = DEFAULT_LIMITS.model_copy(update={"context_token_budget": 300})
+
+    ranked = rank_context([ALICE, *people], edges, [], signals(edge_similarity=similarity), limits)
+
+    names = {entity.id: entity.name for entity in ranked.entities}
+    used = sum(estimated_tokens(entity_line(entity)) for entity in ranked.entities) + sum(
+        estimated_tokens(edge_line(edge, names[edge.source_id], names[edge.target_id]))
+        for edge in ranked.edges
+    )
+    assert 0 < used <= 300
+    assert 3 < len(ranked.edges) < 200
+    assert [edge.id for edge in ranked.edges] == [1000 + i for i in range(len(ranked.edges))]
+
+
+def test_a_fact_is_never_kept_without_its_two_ends():
+    ranked = rank_context([ALICE, ACME, PARIS], [WORKS, LIVES], [], signals(), DEFAULT_LIMITS)
+    kept = {entity.id for entity in ranked.entities}
+    assert all({edge.source_id, edge.target_id} <= kept for edge in ranked.edges)
+    assert ranked.edges
+
+
+def test_candidates_far_below_the_best_one_are_left_out():
+    limits = DEFAULT_LIMITS.model_copy(update={"rank_relevance_margin": 0.2})
+    unrelated = StoredEdge(12, 2, 3, "located_in", "Acme is in Paris.", None, T0, None, T0)
+    ranked = rank_context(
+        [ALICE, ACME, PARIS],
+        [WORKS, unrelated],
+        [],
+        signals(keyword_scores={}, seeds=set(), edge_similarity={10: 0.7, 12: 0.1}),
+        limits,
+    )
+    assert [edge.id for edge in ranked.edges] == [10]
+
+
+def test_asked_now_an_ended_fact_ranks_below_a_live_one_and_as_of_a_time_it_does_not():
+    ended = StoredEdge(13, 1, 3, "works_at", "Alice worked at Acme.", None, T0, T0, T0)
+    live = StoredEdge(14, 1, 2, "works_at", "Alice worked at Acme.", None, T0, None, T0)
+    same = {13: 0.6, 14: 0.6}
+    now = rank_context([ALICE, ACME, PARIS], [ended, live], [], signals(edge_similarity=same), DEFAULT_LIMITS)
+    then = rank_context(
+        [ALICE, ACME, PARIS],
+        [ended, live],
+        [],
+        signals(edge_similarity=same, asked_now=False),
+        DEFAULT_LIMITS,
+    )
+    assert [edge.id for edge in now.edges] == [14, 13]
+    assert [edge.id for edge in then.edges] == [13, 14]
+
+
+def test_a_passage_whose_text_does_not_fit_is_given_with_its_summary_only():
+    passage = Passage(50, 49, 0, "Alice's work at Acme.", "Alice " * 2000)
+    limits = DEFAULT_LIMITS.model_copy(update={"context_token_budget": 200})
+    ranked = rank_context([], [], [passage], signals(passage_similarity={50: 0.8}), limits)
+    assert ranked.passages == [Passage(50, 49, 0, "Alice's work at Acme.", None)]
+    assert passage_tokens(ranked.passages[0]) <= 200
+
+
+def test_a_seed_without_facts_stands_alone_and_an_end_only_comes_with_its_fact():
+    ranked = rank_context([ALICE, ACME], [], [], signals(entity_similarity={1: 0.5}), DEFAULT_LIMITS)
+    assert [entity.id for entity in ranked.entities] == [1]
+
+
+def test_terms_are_found_in_relations_read_as_words():
+    assert term_share(["works", "acme"], "Alice works_at Acme") == 1.0
+    assert term_share(["paris"], "Alice works_at Acme") == 0.0
+    assert term_share([], "anything") == 0.0
+
+
+def test_the_seeds_retrieval_keeps_its_numbers_and_the_ranked_one_widens_its_candidates():
+    seed = DEFAULT_LIMITS.model_copy(update={"retrieval": "seed"})
+    assert candidate_limits(seed) == seed
+    ranked = candidate_limits(DEFAULT_LIMITS)
+    assert (ranked.keyword_seeds, ranked.expansion_edges) == (
+        DEFAULT_LIMITS.rank_keyword_seeds,
+        DEFAULT_LIMITS.rank_expansion_edges,
+    )
+    assert ranked.keyword_seeds > seed.keyword_seeds
