@@ -193,9 +193,6 @@ def alice_works_at_acme(
 NOWHERE = 1535  # a basis direction no arranged row uses: a question vector that matches nothing
 
 
-SEED_LIMITS = DEFAULT_LIMITS.model_copy(update={"retrieval": "seed"})
-
-
 def retrieved(
     question: str,
     vector: list[float] | None = None,
@@ -204,19 +201,21 @@ def retrieved(
     dataset: str = "main",
     limits=None,
     as_of: datetime | None = None,
+    retrieval: str = "seed",
 ):
     """The context `retrieve` builds for `question`, its vector given (no provider involved);
     with `as_of`, from the facts valid at that time. The seed's retrieval (GB_RETRIEVAL=seed),
-    whose rules these tests state, unless `limits` say otherwise."""
+    whose rules these tests state, unless `retrieval="ranked"`."""
     from gligabao import bootstrap
     from gligabao.errors import NotFound
     from gligabao.memory.retrieval import retrieve
 
     chosen = vector if vector is not None else basis(NOWHERE)
+    chosen_limits = (limits or DEFAULT_LIMITS).model_copy(update={"retrieval": retrieval})
     with bootstrap.bundle().database.transaction(user_id, dataset) as uow:
         if uow.dataset_id is None:
             raise NotFound(f"dataset {dataset!r} not found")
-        return retrieve(uow, dataset, question, lambda: chosen, limits or SEED_LIMITS, as_of=as_of)
+        return retrieve(uow, dataset, question, lambda: chosen, chosen_limits, as_of=as_of)
 
 
 def reply_citing(answer: str = "Alice works at Acme.", entities=(), edges=(), passages=()) -> dict:

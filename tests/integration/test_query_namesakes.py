@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from query_helpers import SEED_LIMITS, Graph, fake_vector, retrieved
+from query_helpers import Graph, fake_vector, retrieved
 
 from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.ranking import estimated_tokens
@@ -53,15 +53,15 @@ def context_tokens(context: Context) -> int:
     )
 
 
-def ask(question: str, limits) -> Context:
-    return retrieved(question, fake_vector(question), limits=limits)
+def ask(question: str, retrieval: str = "ranked") -> Context:
+    return retrieved(question, fake_vector(question), retrieval=retrieval)
 
 
 def test_where_does_alice_work_finds_the_alices_who_work_first_though_they_are_the_oldest(db):
     _, works = many_alices(db)
     question = "Where does Alice work?"
 
-    ranked = ask(question, DEFAULT_LIMITS)
+    ranked = ask(question)
 
     assert {edge.id for edge in ranked.edges[:2]} == set(works.values())
     assert context_tokens(ranked) <= DEFAULT_LIMITS.context_token_budget
@@ -71,7 +71,7 @@ def test_the_seeds_retrieval_gives_the_ten_newest_alices_and_misses_the_ones_who
     """The control: the seed's rule (top 10 keyword seeds by recency) is what namesakes break."""
     _, works = many_alices(db)
 
-    seed = ask("Where does Alice work?", SEED_LIMITS)
+    seed = ask("Where does Alice work?", "seed")
 
     assert not set(works.values()) & {edge.id for edge in seed.edges}
     assert len(seed.edges) >= 40
@@ -80,7 +80,7 @@ def test_the_seeds_retrieval_gives_the_ten_newest_alices_and_misses_the_ones_who
 def test_a_first_name_with_what_the_person_is_ranks_that_namesakes_fact_first(db):
     _, works = many_alices(db)
 
-    ranked = ask("Where does Alice the violinist work?", DEFAULT_LIMITS)
+    ranked = ask("Where does Alice the violinist work?")
 
     assert ranked.edges[0].id == works["Brown"]
     assert works["Adams"] in {edge.id for edge in ranked.edges}  # the other Alice who works, after
