@@ -20,6 +20,7 @@ EXPECTED_FUNCTIONS = {
     "sessions",
     "forget",
     "migrate",
+    "trajectories",
 }
 
 
@@ -141,6 +142,7 @@ def test_routes_are_plainly_readable(template):
     assert routes[("ANY", "$default")].startswith("functions/system")
     assert routes[("ANY", "/v1/gb/remember")].startswith("functions/remember")
     assert routes[("ANY", "/v1/gb/remember/batch")].startswith("functions/remember")
+    assert routes[("ANY", "/v1/gb/trajectories/{id}")].startswith("functions/trajectories")
 
 
 def test_the_environment_names_the_secrets_and_the_proxy(template):

@@ -177,3 +177,8 @@ class Nearby:
     radius_km: float
     anchors: tuple[GeoAnchor, ...]
     entities: tuple[NearbyEntity, ...]
+
+
+# --- eval trajectories (SPEC section 10) ---------------------------------------------------------
+
+TRAJECTORY_KINDS = ("remember", "query")  # the calls whose trajectory an eval call records

@@ -270,6 +270,7 @@ def _inference(
         duration_ms=round((time.monotonic() - started) * 1000),
         ok=error is None,
         error=error,
+        cached_tokens=usage.cache_read_input_tokens if usage is not None else None,
     )
 
 

@@ -5,10 +5,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    WithJsonSchema,
+    model_validator,
+)
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
 from gligabao.api.models import EdgeOut, absent
+from gligabao.api.trajectory_models import (
+    EVAL_DESCRIPTION,
+    TRAJECTORY_DESCRIPTION,
+    Trajectory,
+    trajectory_out,
+)
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
     RFC3339,
@@ -148,6 +162,7 @@ class QueryRequest(BaseModel):
         float | None, BeforeValidator(_radius), Documented(lambda: _geo_radius_schema())
     ] = None
     as_of: AsOf = None
+    eval: StrictBool = Field(default=False, description=EVAL_DESCRIPTION)
 
     @model_validator(mode="after")
     def _radius_needs_nearby(self) -> QueryRequest:
@@ -189,6 +204,7 @@ class QueryRequest(BaseModel):
             deadline=deadline,
             as_of=self.as_of,
             nearby_radius_km=radius,
+            eval=self.eval,
         )
 
 
@@ -287,6 +303,7 @@ class QueryResponse(BaseModel):
         exclude_if=absent,
         description="geo on and geo_nearby or geo_radius_km: the nearby search; omitted when the question has no place",
     )
+    trajectory: Trajectory | None = Field(default=None, exclude_if=absent, description=TRAJECTORY_DESCRIPTION)
 
     @classmethod
     def from_domain(cls, answer: Answer) -> QueryResponse:
@@ -312,6 +329,7 @@ class QueryResponse(BaseModel):
                 ],
             ),
             nearby=NearbyOut.from_domain(answer.nearby) if answer.nearby is not None else None,
+            trajectory=trajectory_out(answer.trajectory),
         )
 
 

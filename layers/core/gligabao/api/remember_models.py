@@ -16,6 +16,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -23,6 +24,12 @@ from pydantic import (
 
 from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
 from gligabao.api.models import absent, edge_fields
+from gligabao.api.trajectory_models import (
+    EVAL_DESCRIPTION,
+    TRAJECTORY_DESCRIPTION,
+    Trajectory,
+    trajectory_out,
+)
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
     RFC3339,
@@ -45,6 +52,10 @@ if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory.images import ImageToRemember
     from gligabao.memory.remember import Remembered, TextToRemember
 
+ASYNC_EVAL = (
+    "; asynchronous, the trajectory is stored with the job's transaction: "
+    "GET /v1/gb/trajectories?user_id=&dataset=&artifact_id= finds it once the artifact is done"
+)
 # Base64 with its exact padding, not empty.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 _BASE64 = re.compile(BASE64_PATTERN.removeprefix("^").removesuffix("$"))
@@ -204,6 +215,7 @@ class RememberRequest(BaseModel):
         "GB_ASYNC_REMEMBER_THRESHOLD_CHARS (24,000 characters by default) is always remembered so; "
         "an image is always remembered at once",
     )
+    eval: StrictBool = Field(default=False, description=EVAL_DESCRIPTION + ASYNC_EVAL)
 
     @model_validator(mode="before")
     @classmethod
@@ -245,6 +257,7 @@ class RememberRequest(BaseModel):
             reference_time=self.reference_time,
             reasoning=self.reasoning,
             models=self.models,
+            eval=self.eval,
         )
 
     def image_to_remember(self) -> ImageToRemember:
@@ -269,6 +282,8 @@ class RememberRequest(BaseModel):
             raise BadRequest("exactly one of text and image is required")
         if self.caption is not None and self.image is None:
             raise BadRequest("caption is only for an image")
+        if self.eval and self.image is not None:
+            raise BadRequest("eval: trajectories are recorded for texts, not images")
 
 
 class RememberedEntity(BaseModel):
@@ -333,6 +348,7 @@ class RememberResponse(BaseModel):
         description="an image's: true when the dataset already held it (the answer is its first "
         "remember's: no model call, no new artifact, that artifact's id and session); omitted for a text",
     )
+    trajectory: Trajectory | None = Field(default=None, exclude_if=absent, description=TRAJECTORY_DESCRIPTION)
 
     @classmethod
     def from_domain(cls, remembered: Remembered) -> RememberResponse:
@@ -360,6 +376,7 @@ class RememberResponse(BaseModel):
             chunks=remembered.chunks,
             description=remembered.description,
             repeated=remembered.repeated if remembered.description is not None else None,
+            trajectory=trajectory_out(remembered.trajectory),
         )
 
 

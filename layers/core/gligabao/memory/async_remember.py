@@ -47,6 +47,7 @@ class RememberJob:
     user_id: str
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
+    eval: bool = False  # store the job's trajectory with what it stores (SPEC section 10)
 
     def body(self) -> str:
         return json.dumps(
@@ -56,6 +57,7 @@ class RememberJob:
                 "user_id": self.user_id,
                 "reasoning": dict(self.reasoning),
                 "models": dict(self.models),
+                **({"eval": True} if self.eval else {}),
             }
         )
 
@@ -69,6 +71,7 @@ class RememberJob:
                 user_id=data["user_id"],
                 reasoning=data.get("reasoning", {}),
                 models=data.get("models", {}),
+                eval=data.get("eval", False),
             )
         except (ValueError, TypeError, KeyError, AttributeError):
             raise PoisonMessage("the message is not a remember job") from None
@@ -78,6 +81,7 @@ class RememberJob:
             and isinstance(job.user_id, str)
             and job.user_id
             and all(isinstance(v, dict) for v in (job.reasoning, job.models))
+            and isinstance(job.eval, bool)
         )
         if not valid:
             raise PoisonMessage("the message is not a remember job")
@@ -119,6 +123,7 @@ def accept(
     texts: Sequence[QueuedText],
     reasoning: Mapping[str, str] | None = None,
     models: Mapping[str, str] | None = None,
+    eval: bool = False,
 ) -> list[int]:
     """Store the texts as pending artifacts (one transaction) and queue their jobs, in order of
     reference time (a missing one is now, the order given breaking ties). The artifacts' ids, in the
@@ -130,7 +135,7 @@ def accept(
         dataset_id = dataset_rows.lock_or_create(uow.conn, user_id, dataset)
         ids = job_rows.insert_pending(uow.conn, dataset_id, pending)
     order = sorted(range(len(ids)), key=lambda i: (pending[i].reference_time, i))
-    jobs = [RememberJob(ids[i], user_id, dict(reasoning or {}), dict(models or {})) for i in order]
+    jobs = [RememberJob(ids[i], user_id, dict(reasoning or {}), dict(models or {}), eval) for i in order]
     try:
         queue.enqueue(str(dataset_id), [(str(job.artifact_id), job.body()) for job in jobs])
     except Exception as exc:
@@ -163,6 +168,7 @@ def run(
         reference_time=claimed.reference_time,
         reasoning=job.reasoning,
         models=job.models,
+        eval=job.eval,
     )
     try:
         remember_text(memory, request, request_id=request_id, deadline=deadline, artifact_id=claimed.id)

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from gligabao.memory.ports import Memory
+from gligabao.memory.trajectory import NO_TRAJECTORY, NoTrajectory, TrajectoryRecorder
 from gligabao.observability.inferences import CallContext, save_inferences
 from gligabao.observability.logging import get_logger
 from gligabao.observability.monitoring import current_report
@@ -21,6 +22,7 @@ class Operation:
     call: CallContext
     dataset: str
     counts: dict[str, int] = field(default_factory=dict)
+    trajectory: TrajectoryRecorder | NoTrajectory = NO_TRAJECTORY  # an eval call's (memory/trajectory.py)
 
 
 @contextmanager

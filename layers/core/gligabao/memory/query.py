@@ -32,6 +32,7 @@ from gligabao.memory.geo import detect_places, search_nearby
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Embedder, Memory
 from gligabao.memory.retrieval import Context, retrieve
+from gligabao.memory.trajectory import recorder_for
 from gligabao.model import Nearby
 from gligabao.observability.inferences import CallContext, save_inferences
 
@@ -53,6 +54,7 @@ class Question:
     deadline: float | None = None  # time.monotonic() instant the provider calls must end before
     as_of: datetime | None = None  # answer from the facts valid then, superseded ones included
     nearby_radius_km: float | None = None  # geo on: search the entities this near the question's places
+    eval: bool = False  # record the call's trajectory (SPEC section 10)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Answer:
     answer: str
     evidence: Evidence
     nearby: Nearby | None = None  # the nearby search, when asked and the question has a place
+    trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
 
 
 def answer(memory: Memory, question: Question) -> Answer:
@@ -73,6 +76,7 @@ def answer(memory: Memory, question: Question) -> Answer:
         session_id=question.session_id,
         request_id=question.request_id,
     ) as op:
+        op.trajectory = recorder_for("query", op.call, question, question.query)
         llm, embedder = memory.llm, memory.embedder  # 503 before anything when a key is missing
         geo = memory.geo
         with memory.database.transaction(question.user_id, question.dataset) as uow:
@@ -100,6 +104,7 @@ def answer(memory: Memory, question: Question) -> Answer:
             finally:
                 # never leave the call with a model call still in flight
                 wait_for([embedding] if places is None else [embedding, places])
+            op.trajectory.retrieval(question.query, context, memory.limits)
         question_places = places.result() if places is not None else []
         if geo is not None and question.nearby_radius_km is not None:
             context.nearby, around = search_nearby(
@@ -135,10 +140,17 @@ def answer(memory: Memory, question: Question) -> Answer:
 
         with memory.database.transaction(question.user_id) as uow:
             save_inferences(uow.conn, op.call)
+            trajectory = op.trajectory.save_query(uow.conn, context.dataset_id, text, evidence)
         op.counts.update(_counts(context, evidence))
         if geo is not None:
             op.counts.update(_geo_counts(question_places, context.nearby))
-    return Answer(session_id=question.session_id, answer=text, evidence=evidence, nearby=context.nearby)
+    return Answer(
+        session_id=question.session_id,
+        answer=text,
+        evidence=evidence,
+        nearby=context.nearby,
+        trajectory=trajectory,
+    )
 
 
 def _embed_question(embedder: Embedder, call: CallContext, question: Question) -> list[float]:

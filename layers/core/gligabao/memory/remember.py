@@ -24,6 +24,7 @@ from gligabao.memory.fact_resolution import FactsStored, Judgement
 from gligabao.memory.geo import locate_places
 from gligabao.memory.operation import Operation, operation
 from gligabao.memory.ports import Embedder, Memory
+from gligabao.memory.trajectory import recorder_for
 from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, save_inferences
 
@@ -41,6 +42,7 @@ class TextToRemember:
     reference_time: datetime | None = None
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
+    eval: bool = False  # record the call's trajectory (SPEC section 10)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Remembered:
     chunks: int
     description: str | None = None  # an image's: what it shows (its artifact's text)
     repeated: bool = False  # an image the dataset held: answered from its first remember
+    trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
 
 
 @dataclass
@@ -89,10 +92,12 @@ def remember_text(
         session_id=request.session_id,
         request_id=request_id,
     ) as op:
+        op.trajectory = recorder_for("remember", op.call, request, request.text)
         llm, embedder, geo = memory.llm, memory.embedder, memory.geo  # 503s before any model call
         now = memory.clock()
         reference_time = request.reference_time or now
         chunks = split_text(request.text, memory.limits)
+        op.trajectory.chunking(request.text, chunks, memory.limits)
         pieces = chunks or [request.text]
         extractions = extract(
             llm,
@@ -109,9 +114,12 @@ def remember_text(
         graph = merge_extractions(
             extractions, reference_time, name_max_chars=memory.limits.entity_name_max_chars
         )
+        op.trajectory.extraction(graph)
         vectors = embed(embedder, op.call, graph, chunks, deadline)
+        op.trajectory.embedding(vectors)
         judgement = judge_facts(memory, op.call, request, graph, vectors, reference_time, now, deadline)
         places = locate_places(geo, graph.entities)  # {} while geo is off
+        op.trajectory.resolution(graph, judgement, places)
         return store(
             memory,
             op,
@@ -214,6 +222,7 @@ def store(
             artifact_id=artifact_id,
         )
         save_inferences(uow.conn, op.call)
+        remembered = op.trajectory.save_remember(uow.conn, dataset_id, remembered)
     return remembered
 
 

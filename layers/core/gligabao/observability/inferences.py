@@ -24,6 +24,7 @@ class Inference:
     duration_ms: int
     ok: bool
     error: str | None = None
+    cached_tokens: int | None = None  # of input_tokens, read from the provider's prompt cache
 
 
 @dataclass

@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 
 def all_routers() -> list[APIGatewayHttpRouter]:
-    from gligabao.api.routes import datasets, forget, graph, query, remember, sessions, system
+    from gligabao.api.routes import datasets, forget, graph, query, remember, sessions, system, trajectories
 
     return [
         system.router,
@@ -16,4 +16,5 @@ def all_routers() -> list[APIGatewayHttpRouter]:
         graph.router,
         sessions.router,
         forget.router,
+        trajectories.router,
     ]

@@ -99,6 +99,7 @@ def remember(
             texts=[QueuedText(request.text, request.session_id, request.reference_time)],
             reasoning=request.reasoning,
             models=request.models,
+            eval=request.eval,
         )
         return _accepted(AcceptedResponse(artifact_id=artifact_id, status="pending"))
     remembered = remember_text(

@@ -1,0 +1,294 @@
+"""Eval calls over HTTP (SPEC section 10): `"eval": true` on query and remember records the call's
+ATIF v1.8 trajectory, returns it and stores it; GET /v1/gb/trajectories[/{id}] read it back with
+the isolation of every other read."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import atif
+import pytest
+from conftest import count_rows
+from fakes.anthropic_server import Reply
+from remember_helpers import prompt_of, remember, rule_based_model
+
+WHERE_QUESTION = "Where does Alice work?"
+
+
+def reader(body: dict) -> dict:
+    """The rule-based model, and for the query stage an answer citing what it was given."""
+    prompt = prompt_of(body)
+    if "<graph>" not in prompt:
+        return rule_based_model(body)
+    return {"answer": "Alice works at Acme.", "entities": [], "edges": [], "passages": []}
+
+
+@pytest.fixture
+def eval_models(fake_anthropic, fake_openai):
+    fake_anthropic.responder = reader
+    return fake_anthropic, fake_openai
+
+
+def url(path: str, **params) -> str:
+    return path + "?" + "&".join(f"{k}={quote(str(v))}" for k, v in params.items())
+
+
+def query(api, **fields):
+    return api.post("/v1/gb/query", {"user_id": "u1", "query": WHERE_QUESTION, **fields})
+
+
+def steps_named(trajectory: dict, source: str) -> list[dict]:
+    return [step for step in trajectory["steps"] if step["source"] == source]
+
+
+def stage_names(trajectory: dict) -> list[str]:
+    return [step["extra"]["stage"] for step in steps_named(trajectory, "system")]
+
+
+# --- query ----------------------------------------------------------------------------------------
+
+
+def test_an_eval_query_returns_a_valid_atif_trajectory_of_its_stages_and_model_calls(api, eval_models):
+    remember(api, "Alice works at Acme.")
+
+    reply = query(api, eval=True, session_id="chat-42")
+
+    assert reply.status == 200, reply.json
+    trajectory = reply.json["trajectory"]
+    atif.Trajectory.model_validate(trajectory)
+    assert trajectory["schema_version"] == "ATIF-v1.8"
+    assert trajectory["session_id"] == "chat-42"
+    assert trajectory["agent"]["name"] == "gligabao"
+    [user] = steps_named(trajectory, "user")
+    assert user["step_id"] == 1 and user["message"] == WHERE_QUESTION
+    assert stage_names(trajectory) == ["keyword_seeds", "search_vectors", "expand", "passages"]
+    assert trajectory["extra"]["input"]["query"] == WHERE_QUESTION
+    assert trajectory["extra"]["input"]["session_id"] == "chat-42"
+    assert trajectory["extra"]["kind"] == "query"
+
+
+def test_each_query_stage_reports_what_it_produced_and_the_times_that_can_be_measured(api, eval_models):
+    remember(api, "Alice works at Acme.")
+
+    trajectory = query(api, eval=True).json["trajectory"]
+
+    stages = {step["extra"]["stage"]: step["extra"] for step in steps_named(trajectory, "system")}
+    keyword = stages["keyword_seeds"]
+    assert keyword["inputs"]["terms"] == ["alice", "work"]
+    assert {seed["name"] for seed in keyword["outputs"]["seeds"]} == {"Alice"}
+    assert keyword["duration_ms"] > 0
+    assert stages["search_vectors"]["duration_ms"] > 0
+    # one SQL statement does the vector search, the expansion and the passages: no time of their own
+    assert stages["expand"]["duration_ms"] is None and stages["passages"]["duration_ms"] is None
+    assert [(e["source"], e["relation"], e["target"]) for e in stages["expand"]["outputs"]["edges"]] + [
+        (e["source"], e["relation"], e["target"])
+        for e in stages["search_vectors"]["outputs"]["similar_edges"]
+    ] == [("Alice", "works_at", "Acme")]
+
+
+def test_every_model_call_of_a_query_is_an_agent_step_with_its_model_level_tokens_and_cost(api, eval_models):
+    remember(api, "Alice works at Acme.")
+
+    trajectory = query(api, eval=True, reasoning={"query": "low"}).json["trajectory"]
+
+    agents = steps_named(trajectory, "agent")
+    assert [step["extra"]["stage"] for step in agents] == ["embed", "query"]
+    embed, answer = agents
+    assert embed["model_name"] == "text-embedding-3-small" and embed["metrics"]["prompt_tokens"] > 0
+    assert answer["reasoning_effort"] == "low"
+    assert answer["llm_call_count"] == 1
+    assert answer["metrics"]["prompt_tokens"] > 0 and answer["metrics"]["completion_tokens"] > 0
+    assert answer["metrics"]["cost_usd"] > 0
+    # the answer is the last step
+    assert trajectory["steps"][-1] == answer and answer["message"] == "Alice works at Acme."
+    totals = trajectory["final_metrics"]
+    assert totals["total_steps"] == len(trajectory["steps"])
+    assert totals["total_prompt_tokens"] == sum(s["metrics"]["prompt_tokens"] for s in agents)
+    assert totals["total_cost_usd"] == pytest.approx(sum(s["metrics"]["cost_usd"] for s in agents))
+
+
+def test_an_eval_query_with_nothing_to_answer_from_ends_with_an_agent_step_without_a_model_call(
+    api, eval_models
+):
+    remember(api, "hello there")  # the dataset exists and holds no entity
+
+    trajectory = query(api, eval=True).json["trajectory"]
+
+    atif.Trajectory.model_validate(trajectory)
+    last = trajectory["steps"][-1]
+    assert last["source"] == "agent" and last["llm_call_count"] == 0 and "metrics" not in last
+    assert last["message"] == "I don't have any information in memory to answer that."
+
+
+def test_a_query_without_eval_records_no_trajectory(api, db, eval_models):
+    remember(api, "Alice works at Acme.")
+
+    reply = query(api)
+
+    assert reply.status == 200 and "trajectory" not in reply.json
+    assert count_rows(db, "gb_trajectories") == 0
+
+
+def test_an_eval_query_is_stored_and_read_back_by_id_as_returned(api, db, eval_models):
+    remember(api, "Alice works at Acme.")
+    returned = query(api, eval=True).json["trajectory"]
+
+    read = api.get(url(f"/v1/gb/trajectories/{returned['trajectory_id']}", user_id="u1"))
+
+    assert read.status == 200, read.json
+    assert read.json["trajectory"] == returned
+    assert (read.json["kind"], read.json["dataset"], read.json["artifact_id"]) == ("query", "main", None)
+    # without a session, the trajectory is its own session
+    assert returned["session_id"] == returned["trajectory_id"] == str(read.json["id"])
+    atif.Trajectory.model_validate(read.json["trajectory"])
+
+
+def test_eval_must_be_true_or_false(api, eval_models):
+    reply = query(api, eval="yes")
+
+    assert reply.status == 400
+    assert "eval" in reply.json["error"]
+
+
+# --- remember -----------------------------------------------------------------------------------
+
+
+def test_an_eval_remember_returns_a_valid_atif_trajectory_of_its_five_stages(api, db, eval_models):
+    reply = api.post(
+        "/v1/gb/remember",
+        {"user_id": "u1", "text": "Alice works at Acme.", "session_id": "a", "eval": True},
+    )
+
+    assert reply.status == 200, reply.json
+    trajectory = reply.json["trajectory"]
+    atif.Trajectory.model_validate(trajectory)
+    assert stage_names(trajectory) == ["chunking", "extraction", "embedding", "resolution", "storage"]
+    assert trajectory["session_id"] == "a"
+    assert trajectory["extra"]["input"]["text"] == "Alice works at Acme."
+    assert trajectory["extra"]["artifact_id"] == reply.json["artifact_id"]
+    stages = {step["extra"]["stage"]: step["extra"] for step in steps_named(trajectory, "system")}
+    assert [(f["source"], f["relation"], f["target"]) for f in stages["extraction"]["outputs"]["facts"]] == [
+        ("Alice", "works_at", "Acme")
+    ]
+    assert stages["storage"]["outputs"]["artifact_id"] == reply.json["artifact_id"]
+    assert all(stage["duration_ms"] >= 0 for stage in stages.values())
+    assert [s["extra"]["stage"] for s in steps_named(trajectory, "agent")[:-1]] == ["extract", "embed"]
+    assert trajectory["steps"][-1]["llm_call_count"] == 0  # what was stored: no model call of its own
+    assert count_rows(db, "gb_trajectories") == 1
+
+
+def test_a_resolve_call_follows_the_resolution_step(api, eval_models):
+    remember(api, "Alice lives in Paris.")
+
+    trajectory = api.post(
+        "/v1/gb/remember", {"user_id": "u1", "text": "Alice lives in Berlin.", "eval": True}
+    ).json["trajectory"]
+
+    sources = [(s["source"], s["extra"]["stage"]) for s in trajectory["steps"][1:]]
+    resolution = sources.index(("system", "resolution"))
+    assert sources[resolution + 1] == ("agent", "resolve")
+    storage = next(s for s in steps_named(trajectory, "system") if s["extra"]["stage"] == "storage")
+    [superseded] = storage["extra"]["outputs"]["superseded"]
+    assert superseded > 0
+
+
+def test_a_remember_that_fails_stores_no_trajectory(api, db, fake_anthropic, fake_openai):
+    fake_anthropic.queue(Reply.error(400))
+
+    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme.", "eval": True})
+
+    assert reply.status == 502
+    assert count_rows(db, "gb_trajectories") == 0
+
+
+def test_eval_on_an_image_remember_is_refused(api, eval_models):
+    reply = api.post(
+        "/v1/gb/remember",
+        {"user_id": "u1", "image": {"media_type": "image/png", "data": "iVBORw0KGgo="}, "eval": True},
+    )
+
+    assert reply.status == 400
+    assert "eval" in reply.json["error"]
+
+
+# --- GET /v1/gb/trajectories --------------------------------------------------------------------
+
+
+def test_the_list_by_session_pages_the_sessions_trajectories_oldest_first(api, eval_models):
+    remember(api, "Alice works at Acme.", session_id="a", eval=True)
+    first = query(api, eval=True, session_id="a").json["trajectory"]
+    second = query(api, eval=True, session_id="a").json["trajectory"]
+    query(api, eval=True, session_id="b")
+    query(api, session_id="a")  # no eval: no trajectory
+
+    page = api.get(url("/v1/gb/trajectories", user_id="u1", session_id="a", limit=2)).json
+    rest = api.get(url("/v1/gb/trajectories", user_id="u1", session_id="a", cursor=page["next_cursor"])).json
+
+    listed = page["trajectories"] + rest["trajectories"]
+    assert [t["kind"] for t in listed] == ["remember", "query", "query"]
+    assert [str(t["id"]) for t in listed[1:]] == [first["trajectory_id"], second["trajectory_id"]]
+    assert rest["next_cursor"] is None
+    assert listed[1]["final_metrics"]["total_steps"] == listed[1]["steps"] == len(first["steps"])
+    queries = api.get(url("/v1/gb/trajectories", user_id="u1", kind="query")).json["trajectories"]
+    assert len(queries) == 3
+
+
+def test_the_list_finds_a_remember_by_its_artifact(api, eval_models):
+    stored = remember(api, "Alice works at Acme.", eval=True)
+    remember(api, "Bob works at Initech.", eval=True)
+
+    listed = api.get(url("/v1/gb/trajectories", user_id="u1", artifact_id=stored["artifact_id"])).json
+
+    assert [t["id"] for t in listed["trajectories"]] == [int(stored["trajectory"]["trajectory_id"])]
+
+
+def test_another_users_trajectory_is_a_404_and_never_listed(api, eval_models):
+    remember(api, "Alice works at Acme.", session_id="a")
+    mine = query(api, eval=True, session_id="a").json["trajectory"]
+    api.post("/v1/gb/remember", {"user_id": "u2", "text": "Bob works at Initech."})
+
+    theirs = api.get(url(f"/v1/gb/trajectories/{mine['trajectory_id']}", user_id="u2"))
+    their_list = api.get(url("/v1/gb/trajectories", user_id="u2", session_id="a"))
+
+    assert theirs.status == 404 and theirs.json == {"error": f"trajectory {mine['trajectory_id']} not found"}
+    assert their_list.status == 200 and their_list.json["trajectories"] == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/gb/trajectories/0?user_id=u1",
+        "/v1/gb/trajectories/abc?user_id=u1",
+        "/v1/gb/trajectories/99999999999999999999?user_id=u1",
+        "/v1/gb/trajectories/1",
+        "/v1/gb/trajectories?user_id=u1&kind=other",
+        "/v1/gb/trajectories?user_id=u1&limit=0",
+        "/v1/gb/trajectories?user_id=u1&limit=100000",
+        "/v1/gb/trajectories?user_id=u1&cursor=not-a-cursor",
+        "/v1/gb/trajectories?user_id=u1&artifact_id=-1",
+        "/v1/gb/trajectories?user_id=u1&dataset=bad%20name",
+        "/v1/gb/trajectories?user_id=%20u1",
+        "/v1/gb/trajectories",
+    ],
+)
+def test_bad_input_is_a_400_with_an_error(api, path):
+    reply = api.get(path)
+
+    assert reply.status == 400, (path, reply.status, reply.raw)
+    assert set(reply.json) == {"error"}
+
+
+def test_an_unknown_trajectory_or_dataset_is_a_404(api, eval_models):
+    remember(api, "Alice works at Acme.")
+
+    unknown = api.get(url("/v1/gb/trajectories/12345", user_id="u1"))
+    no_dataset = api.get(url("/v1/gb/trajectories", user_id="u1", dataset="other"))
+
+    assert (unknown.status, no_dataset.status) == (404, 404)
+
+
+def test_only_get_is_served(api):
+    reply = api.post("/v1/gb/trajectories?user_id=u1", {})
+
+    assert reply.status == 405
+    assert {k.lower(): v for k, v in reply.headers.items()}["allow"] == "GET"
