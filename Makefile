@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest
+.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory
 
 install: $(VENV)/.installed
 
@@ -68,6 +68,10 @@ bench-remember: install
 
 bench-idempotency: install
 	$(BIN)/python bench/idempotency.py
+
+# remember and query with "eval" off and on (the trajectory's cost), and the no-op recorder's; about a minute.
+bench-trajectory: install
+	$(BIN)/python bench/trajectory_overhead.py
 
 # A 200 KB document and a batch of 100 texts through the asynchronous path (about 12 minutes:
 # the fake providers answer in 1-3 s per call, and one dataset's jobs run one at a time).

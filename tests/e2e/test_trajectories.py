@@ -211,6 +211,39 @@ def test_eval_on_an_image_remember_is_refused(api, eval_models):
     assert "eval" in reply.json["error"]
 
 
+def test_an_async_eval_remember_stores_its_trajectory_with_the_job_found_by_its_artifact(
+    api, db, eval_models, local_jobs
+):
+    accepted = api.post(
+        "/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme.", "async": True, "eval": True}
+    )
+    assert accepted.status == 202 and "trajectory" not in accepted.json
+    assert local_jobs.wait_until_empty(30)
+
+    listed = api.get(url("/v1/gb/trajectories", user_id="u1", artifact_id=accepted.json["artifact_id"])).json
+    [summary] = listed["trajectories"]
+    read = api.get(url(f"/v1/gb/trajectories/{summary['id']}", user_id="u1")).json
+
+    assert (summary["kind"], summary["artifact_id"]) == ("remember", accepted.json["artifact_id"])
+    trajectory = read["trajectory"]
+    atif.Trajectory.model_validate(trajectory)
+    assert stage_names(trajectory) == ["chunking", "extraction", "embedding", "resolution", "storage"]
+    assert trajectory["extra"]["input"]["text"] == "Alice works at Acme."
+    assert count_rows(db, "gb_trajectories") == 1
+
+
+def test_an_async_remember_without_eval_records_no_trajectory(api, db, eval_models, local_jobs):
+    accepted = api.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme.", "async": True})
+    assert accepted.status == 202
+    assert local_jobs.wait_until_empty(30)
+
+    assert (
+        api.get(url("/v1/gb/artifacts/" + str(accepted.json["artifact_id"]), user_id="u1")).json["status"]
+        == "done"
+    )
+    assert count_rows(db, "gb_trajectories") == 0
+
+
 # --- GET /v1/gb/trajectories --------------------------------------------------------------------
 
 
