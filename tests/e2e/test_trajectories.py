@@ -61,7 +61,7 @@ def test_an_eval_query_returns_a_valid_atif_trajectory_of_its_stages_and_model_c
     assert trajectory["agent"]["name"] == "gligabao"
     [user] = steps_named(trajectory, "user")
     assert user["step_id"] == 1 and user["message"] == WHERE_QUESTION
-    assert stage_names(trajectory) == ["keyword_seeds", "search_vectors", "expand", "passages"]
+    assert stage_names(trajectory) == ["keyword_seeds", "search_vectors", "expand", "passages", "rank"]
     assert trajectory["extra"]["input"]["query"] == WHERE_QUESTION
     assert trajectory["extra"]["input"]["session_id"] == "chat-42"
     assert trajectory["extra"]["kind"] == "query"

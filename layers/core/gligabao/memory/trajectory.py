@@ -198,7 +198,8 @@ class TrajectoryRecorder:
         )
 
     def retrieval(self, question: str, context: Context, limits: Limits) -> None:
-        """The query's retrieval as four steps: keyword seeds, vector search, expansion, passages."""
+        """The query's retrieval as steps: keyword seeds, vector search, expansion, passages (and the
+        ranking of the context, when ranked). The steps after search_vectors show the context kept."""
         from gligabao.memory.retrieval import query_terms
 
         total = _ms(time.perf_counter() - self._last)
@@ -264,6 +265,21 @@ class TrajectoryRecorder:
             duration_ms=None,
             note="computed in the search_vectors statement",
         )
+        candidates = getattr(context, "candidates", None)
+        if candidates:  # the ranked context (GB_RETRIEVAL=ranked): the most relevant candidates kept
+            self.stage(
+                "rank",
+                inputs={"candidates": dict(candidates)},
+                outputs={
+                    "kept": {
+                        "entities": len(context.entities),
+                        "edges": len(context.edges),
+                        "passages": len(context.passages),
+                    }
+                },
+                duration_ms=None,
+                note="ranked in the process after the statement; its time is within the retrieval's total",
+            )
 
     # --- saving -------------------------------------------------------------------------------
 

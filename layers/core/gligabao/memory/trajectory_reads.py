@@ -17,6 +17,7 @@ from gligabao.errors import BadRequest, NotFound
 from gligabao.memory.ports import Memory
 from gligabao.memory.readback import page_size
 from gligabao.model import TRAJECTORY_KINDS
+
 _CURSOR_KIND = "trajectories"
 
 
