@@ -8,9 +8,11 @@ from urllib.parse import quote
 
 import atif
 import pytest
-from conftest import count_rows
+from conftest import count_rows, reconfigure
 from fakes.anthropic_server import Reply
 from remember_helpers import prompt_of, remember, rule_based_model
+
+from gligabao.limits import Limits
 
 WHERE_QUESTION = "Where does Alice work?"
 
@@ -65,6 +67,15 @@ def test_an_eval_query_returns_a_valid_atif_trajectory_of_its_stages_and_model_c
     assert trajectory["extra"]["input"]["query"] == WHERE_QUESTION
     assert trajectory["extra"]["input"]["session_id"] == "chat-42"
     assert trajectory["extra"]["kind"] == "query"
+
+
+def test_with_the_seeds_retrieval_the_context_is_not_ranked_and_has_no_rank_step(api, eval_models):
+    reconfigure(limits=Limits(retrieval="seed"))
+    remember(api, "Alice works at Acme.")
+
+    trajectory = query(api, eval=True).json["trajectory"]
+
+    assert stage_names(trajectory) == ["keyword_seeds", "search_vectors", "expand", "passages"]
 
 
 def test_each_query_stage_reports_what_it_produced_and_the_times_that_can_be_measured(api, eval_models):
@@ -199,6 +210,23 @@ def test_a_remember_that_fails_stores_no_trajectory(api, db, fake_anthropic, fak
 
     assert reply.status == 502
     assert count_rows(db, "gb_trajectories") == 0
+
+
+def test_forgetting_a_text_forgets_the_trajectory_that_holds_it(api, db, eval_models):
+    forgotten = remember(api, "Alice works at Acme.", eval=True)
+    kept = remember(api, "Bob works at Initech.", eval=True)
+    query(api, eval=True)
+
+    reply = api.delete(url(f"/v1/gb/artifacts/{forgotten['artifact_id']}", user_id="u1"))
+
+    assert reply.status == 200, reply.json
+    gone = api.get(url(f"/v1/gb/trajectories/{forgotten['trajectory']['trajectory_id']}", user_id="u1"))
+    assert gone.status == 404
+    left = api.get(url("/v1/gb/trajectories", user_id="u1")).json["trajectories"]
+    assert [(t["kind"], t["artifact_id"]) for t in left] == [
+        ("remember", kept["artifact_id"]),
+        ("query", None),
+    ]
 
 
 def test_eval_on_an_image_remember_is_refused(api, eval_models):

@@ -168,6 +168,11 @@ deleted_artifacts AS (  -- their provenance links go with them (cascades)
     WHERE id = ANY((SELECT ids FROM forgotten)::bigint[])
     RETURNING id, kind
 ),
+deleted_trajectories AS (  -- an eval remember's trajectory holds the text (its request)
+    DELETE FROM gb_trajectories
+    WHERE dataset_id = %(dataset_id)s AND kind = 'remember'
+      AND trajectory -> 'extra' -> 'artifact_id' = to_jsonb(%(artifact_id)s::bigint)
+),
 named AS (SELECT id FROM deleted_artifacts WHERE id = %(artifact_id)s)
 {_COUNTS}
 """
