@@ -14,7 +14,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml layers/core/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[local,test,mcp]'
+	$(BIN)/python -m pip install -q -e '.[local,test,mcp,eval]'
 	touch $@
 
 serve: install

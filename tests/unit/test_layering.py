@@ -128,6 +128,8 @@ FORBIDDEN = {
         "boto3",
         "psycopg",
     ),
+    # The eval command is a client of the API: over HTTP, never through the service's insides.
+    "evals": ("api", "memory", "db", "local"),
 }
 
 
@@ -160,6 +162,15 @@ def test_only_the_settings_read_the_environment():
         if "os.environ" in path.read_text() or "getenv(" in path.read_text()
     ]
     assert readers == ["gligabao.settings"]
+
+
+def test_only_the_command_line_imports_the_eval_command():
+    importers = sorted(
+        module
+        for module in MODULES
+        if not _in(module, "evals") and any(_in(n, "evals") for n in imports_of(module))
+    )
+    assert importers == ["gligabao.local.cli"]
 
 
 def test_only_the_local_runtime_verifies_tokens_the_layer_needs_no_pyjwt():

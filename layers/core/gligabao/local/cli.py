@@ -1,4 +1,4 @@
-"""The `gligabao` command: serve (the local API), migrate, openapi, mcp (the MCP server)."""
+"""The `gligabao` command: serve (the local API), migrate, openapi, mcp (the MCP server), eval."""
 
 from __future__ import annotations
 
@@ -45,6 +45,16 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("migrate", help="apply the database schema (idempotent)")
     commands.add_parser("openapi", help="print the OpenAPI document of the API")
     _add_mcp_parser(commands)
+    commands.add_parser(
+        "eval",
+        help="run a suite against an API and report (gligabao eval --help); convert LoCoMo or LongMemEval",
+        add_help=False,
+    )
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["eval"]:  # its own parser: `eval SUITE ...` and `eval convert ...`
+        from gligabao.evals.cli import main as eval_main
+
+        return eval_main(argv[1:])
     args = parser.parse_args(argv)
     return {"serve": _serve, "migrate": _migrate, "openapi": _openapi, "mcp": _mcp}[args.command](args)
 
