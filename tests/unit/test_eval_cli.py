@@ -46,3 +46,21 @@ def test_a_jwt_api_needs_a_token(tmp_path, capsys):
 def test_a_concurrency_below_one_is_refused(tmp_path, capsys):
     assert main([suite(tmp_path, QUESTION), "--api", "http://x", "--concurrency", "0"]) == EXIT_USAGE
     assert "--concurrency must be at least 1" in capsys.readouterr().err
+
+
+def test_the_token_defaults_to_the_commands_api_token(tmp_path):
+    from pydantic import SecretStr
+
+    from gligabao import bootstrap
+    from gligabao.bootstrap import Bundle
+    from gligabao.evals.cli import _api, run_parser
+
+    settings = bootstrap.bundle().settings.model_copy(update={"mcp_api_token": SecretStr("from-env")})
+    bootstrap.install(Bundle(settings))
+    args = run_parser().parse_args(
+        [suite(tmp_path, QUESTION), "--api", "https://api.example.com", "--auth", "jwt"]
+    )
+
+    auth = _api(args).memory._http.auth
+
+    assert auth._token == "from-env"

@@ -32,7 +32,9 @@ def run_parser() -> argparse.ArgumentParser:
         help="iam: SigV4 with your AWS credentials; jwt: --token; none: the local API "
         "(default: jwt with a token, iam for an execute-api URL, none otherwise)",
     )
-    parser.add_argument("--token", default=None, help="with --auth jwt: the bearer token")
+    parser.add_argument(
+        "--token", default=None, help="with --auth jwt: the bearer token (default GB_API_TOKEN)"
+    )
     parser.add_argument(
         "--region", default=None, help="with --auth iam: the region (default: the URL's, else your profile's)"
     )
@@ -154,9 +156,13 @@ def _judge(model: str | None):
 
 
 def _api(args: argparse.Namespace):
+    from gligabao.bootstrap import bundle
     from gligabao.evals.client_api import client_api
 
-    return client_api(args.api, args.auth, token=args.token, region=args.region, retries=args.retries)
+    # The token of the package's commands (GB_API_TOKEN) when none is given: kept out of `ps`.
+    stored = bundle().settings.mcp_api_token
+    token = args.token or (stored.get_secret_value() if stored is not None else None)
+    return client_api(args.api, args.auth, token=token, region=args.region, retries=args.retries)
 
 
 def _progress(total: int, finished: int, *, disabled: bool):
