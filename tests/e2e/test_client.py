@@ -19,6 +19,7 @@ from gligabao.api.models import DatasetList, Health
 from gligabao.api.query_models import QueryResponse
 from gligabao.api.readback_models import ArtifactReadback, EntityReadback, SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, RememberResponse
+from gligabao.api.trajectory_models import TrajectoryRecord
 from gligabao.client import (
     ApiConnectionError,
     BadRequestError,
@@ -158,6 +159,28 @@ def test_an_image_is_remembered_with_its_media_type_read_from_its_bytes(memory, 
     assert stored.description is not None and "image/jpeg" in stored.description
     assert stored.repeated is False
     assert [e.name for e in stored.entities] == ["Alice", "Acme"]
+
+
+def test_eval_calls_return_their_trajectories_and_read_them_back(memory, db, models):
+    fake_anthropic, _ = models
+    stored = memory.remember("Alice works at Acme.", session_id="s", eval=True)
+    fake_anthropic.queue(reply_citing("Alice works at Acme."), times=2)
+    answer = memory.query("Where does Alice work?", session_id="s", eval=True)
+    plain = memory.query("Where does Alice work?", session_id="s")
+
+    listed = memory.trajectories(session_id="s")
+    record = memory.trajectory(listed.trajectories[-1].id)
+    pages = list(memory.trajectory_pages(limit=1))
+    of_the_remember = memory.trajectories(artifact_id=stored.artifact_id, kind="remember")
+
+    assert stored.trajectory is not None and stored.trajectory.schema_version == "ATIF-v1.8"
+    assert answer.trajectory is not None and plain.trajectory is None
+    assert [t.kind for t in listed.trajectories] == ["remember", "query"]
+    assert isinstance(record, TrajectoryRecord)
+    assert (record.kind, record.session_id, record.dataset) == ("query", "s", "main")
+    assert record.trajectory.steps[0].message == "Where does Alice work?"
+    assert [t.id for page in pages for t in page.trajectories] == [t.id for t in listed.trajectories]
+    assert [t.artifact_id for t in of_the_remember.trajectories] == [stored.artifact_id]
 
 
 def test_health_and_the_openapi_document(memory, db):

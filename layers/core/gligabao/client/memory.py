@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 import httpx2
@@ -36,6 +36,7 @@ from gligabao.api.models import DatasetDeleted, DatasetList, Health
 from gligabao.api.query_models import QueryResponse
 from gligabao.api.readback_models import ArtifactReadback, EntityReadback, SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, BatchAcceptedResponse, RememberResponse
+from gligabao.api.trajectory_models import TrajectoryList, TrajectoryRecord
 from gligabao.client.auth import BearerToken
 from gligabao.client.errors import (
     ApiConnectionError,
@@ -171,14 +172,17 @@ class Memory:
         run_async: bool = False,
         reasoning: str | Mapping[str, str] | None = None,
         models: Mapping[str, str] | None = None,
+        eval: bool = False,
         idempotency_key: str | None = GENERATED,
     ) -> RememberResponse | AcceptedResponse:
         """Remember a text: its entities and facts go into the dataset's graph.
 
         A `RememberResponse` (what was stored), or an `AcceptedResponse` (202: the artifact is
         pending) when `run_async` or when the text is longer than the API's threshold; `wait()`
-        then waits for it. `idempotency_key`: default a new random key (so the call is retried
-        safely); None sends none and disables the retries."""
+        then waits for it. `eval`: record the call's ATIF trajectory and return it as `trajectory`
+        (asynchronous: `trajectories(artifact_id=...)` finds it once done). `idempotency_key`:
+        default a new random key (so the call is retried safely); None sends none and disables the
+        retries."""
         body = self._body(
             text=text,
             session_id=session_id,
@@ -189,6 +193,8 @@ class Memory:
         )
         if run_async:
             body["async"] = True
+        if eval:
+            body["eval"] = True
         response = self._remember_call("/v1/gb/remember", body, idempotency_key)
         if response.status_code == 202:
             return _parsed(AcceptedResponse, response)
@@ -270,9 +276,11 @@ class Memory:
         models: Mapping[str, str] | None = None,
         geo_nearby: bool | None = None,
         geo_radius_km: float | None = None,
+        eval: bool = False,
     ) -> QueryResponse:
         """Answer a question from the graph, with the evidence (entities, edges, passages) used.
-        `as_of`: answer from the facts valid at that time."""
+        `as_of`: answer from the facts valid at that time. `eval`: record the call's ATIF trajectory
+        and return it as `trajectory`."""
         body = self._body(
             query=query,
             session_id=session_id,
@@ -282,6 +290,7 @@ class Memory:
             models=models,
             geo_nearby=geo_nearby,
             geo_radius_km=geo_radius_km,
+            eval=eval or None,
         )
         return self._call(QueryResponse, "POST", "/v1/gb/query", json=body)
 
@@ -368,6 +377,56 @@ class Memory:
         params = self._graph_params(dataset, include_expired, limit, cursor, "graphml")
         response = self._send("GET", "/v1/gb/graph", params=params, headers={"Accept": GRAPHML_MEDIA_TYPE})
         return GraphMLPage(response.text, response.headers.get(NEXT_CURSOR_HEADER))
+
+    # --- eval trajectories ---------------------------------------------------------------------
+
+    def trajectory(self, trajectory_id: int) -> TrajectoryRecord:
+        """The ATIF trajectory of one eval call (`"eval": true` on remember or query)."""
+        return self._call(
+            TrajectoryRecord, "GET", f"/v1/gb/trajectories/{int(trajectory_id)}", params=self._params()
+        )
+
+    def trajectories(
+        self,
+        *,
+        dataset: str | None = None,
+        session_id: str | None = None,
+        kind: Literal["remember", "query"] | None = None,
+        artifact_id: int | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> TrajectoryList:
+        """A page of a dataset's eval trajectories, oldest first, by session, kind or artifact
+        (`trajectory_pages()` walks them all)."""
+        params = self._params(
+            dataset=dataset or self.dataset,
+            session_id=session_id,
+            kind=kind,
+            artifact_id=artifact_id,
+            limit=limit,
+            cursor=cursor,
+        )
+        return self._call(TrajectoryList, "GET", "/v1/gb/trajectories", params=params)
+
+    def trajectory_pages(
+        self,
+        *,
+        dataset: str | None = None,
+        session_id: str | None = None,
+        kind: Literal["remember", "query"] | None = None,
+        artifact_id: int | None = None,
+        limit: int | None = None,
+    ) -> Iterator[TrajectoryList]:
+        return _pages(
+            lambda cursor: self.trajectories(
+                dataset=dataset,
+                session_id=session_id,
+                kind=kind,
+                artifact_id=artifact_id,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
 
     # --- forget --------------------------------------------------------------------------------
 
