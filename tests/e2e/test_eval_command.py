@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import atif
 import pytest
+from conftest import ROOT, reconfigure
 from fakes.anthropic_server import Reply, input_tokens, word_count
+from jwt_keys import AUDIENCE, ISSUER, SigningKey, write_jwks
 from remember_helpers import prompt_of, rule_based_model
 
 from gligabao import bootstrap
@@ -18,6 +21,8 @@ from gligabao.evals.cli import EXIT_INTERRUPTED
 from gligabao.evals.cli import main as eval_main
 from gligabao.evals.judge import LlmJudge
 from gligabao.local.cli import main
+from gligabao.local.jwt_authorizer import JwtAuthorizer
+from gligabao.local.server import make_server
 
 SUITE = [
     {"type": "remember", "id": "r1", "dataset": "alice", "session_id": "a",
@@ -175,3 +180,47 @@ def test_an_interrupted_run_resumes_without_redoing_finished_items(
     report = json.loads((out / "report.json").read_text())
     assert report["complete"] and report["accuracy"]["overall"]["correct"] == 3
     assert report["accuracy"]["overall"]["failed"] == 1
+
+
+@pytest.fixture(scope="module")
+def identity_provider() -> SigningKey:
+    return SigningKey("eval-key-1")
+
+
+@pytest.fixture(scope="module")
+def jwt_api_server(database_url, identity_provider, tmp_path_factory):
+    """`gligabao serve --auth jwt` with the tests' identity provider."""
+    jwks = write_jwks(tmp_path_factory.mktemp("idp") / "jwks.json", identity_provider)
+    authorizer = JwtAuthorizer(ISSUER, [AUDIENCE], str(jwks))
+    server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True, authorizer=authorizer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_against_a_jwt_api_the_run_is_the_tokens_user_in_datasets_of_its_own(
+    db, jwt_api_server, identity_provider, scripted, tmp_path
+):
+    reconfigure(auth_mode="jwt")
+    path = tmp_path / "one.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in (SUITE[0], SUITE[4])))
+    token = identity_provider.token("u1")
+    args = [
+        str(path),
+        "--api",
+        jwt_api_server,
+        "--out",
+        str(tmp_path / "run"),
+        "--token",
+        token,
+        "--no-progress",
+    ]
+
+    assert main(["eval", *args]) == 0
+
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert (report["user_id"], report["accuracy"]["overall"]["correct"]) == (None, 1)
+    [(user, dataset)] = db.execute("SELECT user_id, name FROM gb_datasets").fetchall()
+    assert (user, dataset) == ("u1", f"{report['dataset_prefix']}alice")

@@ -80,6 +80,8 @@ def test_the_authentication_is_inferred_as_for_every_command_of_the_package():
 
     assert isinstance(client_api(deployed, None).memory._http.auth, SigV4)
     assert isinstance(client_api(deployed, None, token="t").memory._http.auth, BearerToken)
+    assert not client_api(deployed, None, token="t").names_user  # the token's subject is the user
+    assert client_api(deployed, None).names_user
     assert client_api("http://127.0.0.1:7878", None).memory._http.auth is None
     assert isinstance(
         client_api("https://memory.example.com", "iam", region="eu-west-1").memory._http.auth, SigV4

@@ -246,3 +246,17 @@ def test_every_trajectory_is_kept_in_a_file_of_its_item(suite_file, tmp_path):
     for result in results:
         saved = json.loads((out / result["trajectory_file"]).read_text())
         assert saved["final_metrics"]["total_prompt_tokens"] == result["prompt_tokens"]
+
+
+def test_against_a_jwt_api_the_run_names_no_user_and_keeps_to_datasets_of_its_own(suite_file, tmp_path):
+    out = tmp_path / "out"
+    api = InProcessApi(ANSWERS)
+    suite = parse_suite(suite_file.read_text().splitlines())
+    state = RunState.open(out, suite_file, "http://api", user_per_run=False)
+    run_suite(suite, api, ScriptedJudge(dict.fromkeys(ANSWERS, True)), state, concurrency=2)
+
+    prefix = state.run["dataset_prefix"]
+    assert prefix.startswith("eval-") and state.user_id is None
+    assert all("user_id" not in body for _, body in api.calls)
+    assert {body["dataset"] for _, body in api.calls} == {f"{prefix}alice", f"{prefix}bob"}
+    assert RunState.open(out, suite_file, "http://api").run["dataset_prefix"] == prefix

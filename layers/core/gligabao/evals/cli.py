@@ -109,7 +109,13 @@ def run(args: argparse.Namespace, *, api: Any = None, judge: Any = None) -> int:
         suite = load_suite(args.suite)
         judge = judge or _judge(args.judge_model)
         api = api or _api(args)
-        state = RunState.open(out, args.suite, args.api, retry_failed=args.retry_failed)
+        state = RunState.open(
+            out,
+            args.suite,
+            args.api,
+            retry_failed=args.retry_failed,
+            user_per_run=getattr(api, "names_user", True),
+        )
     except (SuiteError, StateError, GbError, ValueError) as error:
         print(f"gligabao eval: {getattr(error, 'message', error)}", file=sys.stderr)
         return EXIT_USAGE

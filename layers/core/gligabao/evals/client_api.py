@@ -16,8 +16,10 @@ IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 
 
 class ClientApi:
-    def __init__(self, memory):
+    def __init__(self, memory, *, names_user: bool = True):
         self.memory = memory
+        # With a JWT the user is the token's subject: naming another one is a 403.
+        self.names_user = names_user
 
     def remember(self, body: dict[str, Any], *, idempotency_key: str) -> dict[str, Any]:
         return self._post(REMEMBER_PATH, body, {IDEMPOTENCY_KEY_HEADER: idempotency_key})
@@ -52,4 +54,4 @@ def client_api(
     if mode == "jwt" and not token:
         raise ValueError("--auth jwt needs --token")
     credentials = SigV4(region) if mode == "iam" else BearerToken(token) if mode == "jwt" else None
-    return ClientApi(Memory(url, auth=credentials, retries=retries))
+    return ClientApi(Memory(url, auth=credentials, retries=retries), names_user=mode != "jwt")

@@ -89,6 +89,7 @@ def build_report(suite: Suite, run: dict[str, Any], results: dict[str, dict[str,
         "suite": run.get("suite"),
         "api": run.get("api"),
         "user_id": run.get("user_id"),
+        "dataset_prefix": run.get("dataset_prefix"),
         "started_at": run.get("started_at"),
         "generated_at": rfc3339(datetime.now(UTC)),
         "complete": len(remembers) + len(questions) == len(suite.items),
@@ -151,7 +152,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = [
         "# gligabao eval",
         "",
-        f"Suite `{report['suite']}` against `{report['api']}` (user `{report['user_id']}`), "
+        f"Suite `{report['suite']}` against `{report['api']}` ({_whose(report)}), "
         f"started {report['started_at']}, report of {report['generated_at']}"
         + ("." if report["complete"] else " - INCOMPLETE: rerun the same command to finish."),
         "",
@@ -210,6 +211,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         cells = [_cell(question["expected"]), _cell(question["answer"])]
         lines.append(f"| {question['id']} | {question['category']} | {verdict} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines) + "\n"
+
+
+def _whose(report: dict[str, Any]) -> str:
+    if report.get("user_id"):
+        return f"user `{report['user_id']}`"
+    return f"the token's user, datasets `{report.get('dataset_prefix')}*`"
 
 
 def _cell(text: str | None, limit: int = 160) -> str:

@@ -99,9 +99,10 @@ def _remember_all(
 
 
 def _remember(item: RememberItem, api: MemoryApi, state: RunState) -> None:
-    body = {**item.body(), "user_id": state.user_id, "eval": True}
+    body = {**state.identify(item.body()), "eval": True}
     # A rerun after a crash between the call and its record replays the stored answer.
-    key = hashlib.sha256(f"{state.user_id}\n{item.id}".encode()).hexdigest()
+    run_tag = state.user_id or state.run.get("dataset_prefix")
+    key = hashlib.sha256(f"{run_tag}\n{item.id}".encode()).hexdigest()
     started = time.monotonic()
     result: dict[str, Any] = {"id": item.id, "type": "remember", "dataset": item.dataset}
     try:
@@ -141,7 +142,7 @@ def _ask_and_judge(item: QuestionItem, api: MemoryApi, judge: Judge, state: RunS
     }
     started = time.monotonic()
     try:
-        response = api.query({**item.body(), "user_id": state.user_id, "eval": True})
+        response = api.query({**state.identify(item.body()), "eval": True})
     except CallFailed as error:
         state.record({**result, **_failure(error, started), "correct": False}, None)
         return

@@ -1,7 +1,8 @@
 """The run's state in its out folder, so an interrupted run resumes where it stopped.
 
 - `run.json`: the suite's digest and the user the run remembers under (a rerun keeps both: the
-  questions are asked of what the first run remembered);
+  questions are asked of what the first run remembered). Against a JWT-authorized API the user is
+  the token's subject, always the same: the run's datasets get a prefix of their own instead;
 - `results.jsonl`: one line per finished item, appended and flushed as each ends; a rerun skips
   the items it lists (a failed one too: it was counted, unless `--retry-failed`);
 - `trajectories/`: every call's trajectory, one file per item.
@@ -26,6 +27,7 @@ from gligabao.timefmt import rfc3339
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
 TRAJECTORIES_DIR = "trajectories"
+DATASET_NAME_MAX_CHARS = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -51,12 +53,27 @@ class RunState:
         self._lock = threading.Lock()
 
     @property
-    def user_id(self) -> str:
-        return self.run["user_id"]
+    def user_id(self) -> str | None:
+        return self.run.get("user_id")
+
+    def identify(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A request body of this run: its user (or, with JWT, its dataset prefix)."""
+        prefix = self.run.get("dataset_prefix") or ""
+        body = {**body, "dataset": f"{prefix}{body['dataset']}"[:DATASET_NAME_MAX_CHARS]}
+        return {**body, "user_id": self.user_id} if self.user_id else body
 
     @classmethod
-    def open(cls, out: Path, suite_path: Path, api_url: str, *, retry_failed: bool = False) -> RunState:
-        """The state of `out`: a new run, or the one to resume (same suite)."""
+    def open(
+        cls,
+        out: Path,
+        suite_path: Path,
+        api_url: str,
+        *,
+        retry_failed: bool = False,
+        user_per_run: bool = True,
+    ) -> RunState:
+        """The state of `out`: a new run, or the one to resume (same suite). `user_per_run`: the
+        run names a user of its own; else (JWT: the user is the token's) a dataset prefix."""
         out.mkdir(parents=True, exist_ok=True)
         (out / TRAJECTORIES_DIR).mkdir(exist_ok=True)
         digest = suite_digest(suite_path)
@@ -69,12 +86,14 @@ class RunState:
                     "give another --out, or delete the folder to start over"
                 )
         else:
+            # One user (or dataset prefix) per run: its remembers never mix with another run's.
+            tag = f"eval-{datetime.now(UTC):%Y%m%d%H%M%S}-{secrets.token_hex(3)}"
             run = {
                 "suite": str(suite_path),
                 "suite_sha256": digest,
                 "api": api_url,
-                # One user per run: its remembers never mix with another run's.
-                "user_id": f"eval-{datetime.now(UTC):%Y%m%d%H%M%S}-{secrets.token_hex(3)}",
+                "user_id": tag if user_per_run else None,
+                "dataset_prefix": None if user_per_run else f"{tag}-",
                 "started_at": rfc3339(datetime.now(UTC)),
             }
             _write_atomically(run_file, json.dumps(run, indent=2))
