@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory
+.PHONY: install serve explore browser explorer-screenshot test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory
 
 install: $(VENV)/.installed
 
@@ -20,14 +20,28 @@ $(VENV)/.installed: pyproject.toml layers/core/requirements.txt
 serve: install
 	$(BIN)/gligabao serve --host $(HOST) --port $(PORT)
 
+# The memory explorer on http://127.0.0.1:7879, against `make serve` (EXPLORE_API= for another API).
+EXPLORE_API ?= http://$(HOST):$(PORT)
+explore: install
+	$(BIN)/gligabao explore --api $(EXPLORE_API)
+
 migrate: install
 	$(BIN)/gligabao migrate
 
 openapi: install
 	$(BIN)/gligabao openapi
 
+# The explorer's browser tests drive Debian's Chromium (not Playwright's download): installed once.
+browser:
+	@test -x /usr/bin/chromium || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
+
+# The README's picture of the explorer, made by its screenshot test.
+explorer-screenshot: install browser
+	EXPLORER_SCREENSHOT=docs/explorer.png $(BIN)/python -m pytest -q tests/e2e/test_explorer.py -k screenshot
+
 # The template's lint, ruff (lint and format), then every test: unit, integration, end-to-end.
-test: install tools
+test: install tools browser
 	$(MAKE) lint-template
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -37,7 +51,7 @@ test: install tools
 test-unit: install
 	$(BIN)/python -m pytest -q tests/unit
 
-pytest: install
+pytest: install browser
 	$(BIN)/python -m pytest -q
 
 # The SAM CLI and cfn-lint pin other versions of boto3 and pydantic than the layer: own environment.

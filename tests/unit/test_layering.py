@@ -130,6 +130,8 @@ FORBIDDEN = {
     ),
     # The eval command is a client of the API: over HTTP, never through the service's insides.
     "evals": ("api", "memory", "db", "local"),
+    # the explorer only talks to the API over HTTP, like any client
+    "explore": ("api", "memory", "db", "ai", "bootstrap", "observability", "aws", "geo"),
 }
 
 

@@ -217,3 +217,8 @@ DEFAULT_LIMITS = Limits()
 LOCAL_API_MAX_HEAD_BYTES = 10_240  # request line and header values together; 414 or 431 above
 LOCAL_API_MAX_BODY_BYTES = 10 * 1024 * 1024  # a request body (API Gateway's 10 MB payload); 413 above
 LOCAL_API_READ_TIMEOUT_SECONDS = 30.0  # a request line, headers or body slower than this: 408, closed
+
+# --- the memory explorer (`gligabao explore`): its proxy to the API and the page's reading of a graph --
+EXPLORER_DEFAULT_PORT = 7879  # next to the local API's 7878
+EXPLORER_PROXY_TIMEOUT_SECONDS = 60.0  # one call of the API through the proxy (a query may take a while)
+EXPLORER_PROXY_MAX_BODY_BYTES = 1024 * 1024  # what the page sends: a question, never a text to remember

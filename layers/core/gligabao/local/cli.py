@@ -1,4 +1,5 @@
-"""The `gligabao` command: serve (the local API), migrate, openapi, mcp (the MCP server), eval."""
+"""The `gligabao` command: serve (the local API), migrate, openapi, mcp (the MCP server), eval,
+explore (the memory explorer)."""
 
 from __future__ import annotations
 
@@ -55,8 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         from gligabao.evals.cli import main as eval_main
 
         return eval_main(argv[1:])
+    from gligabao.explore.command import add_explore_command, explore
+
+    add_explore_command(commands)
     args = parser.parse_args(argv)
-    return {"serve": _serve, "migrate": _migrate, "openapi": _openapi, "mcp": _mcp}[args.command](args)
+    commands_run = {"serve": _serve, "migrate": _migrate, "openapi": _openapi, "mcp": _mcp, "explore": explore}
+    return commands_run[args.command](args)
 
 
 def _add_mcp_parser(commands) -> None:

@@ -1,0 +1,416 @@
+"""The memory explorer (`gligabao explore`) in a real browser: Debian's headless Chromium driven
+by Playwright, the page served by the explorer's own server, its calls proxied to the local API
+(the fake providers, the rule-based model). A console error fails the test."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+import pytest
+from explorer_browser import CHROMIUM, launch_chromium, screenshot_path
+from remember_helpers import prompt_of, remember, rule_based_model
+
+from gligabao.explore.server import make_server
+
+
+def cited_answer(body: dict) -> dict:
+    """The rule-based model, which also answers a question, citing every fact and entity it was sent."""
+    prompt = prompt_of(body)
+    if "<graph>" not in prompt:
+        return rule_based_model(body)
+    edges = [int(m) for m in re.findall(r"^\[edge (\d+)\]", prompt, re.MULTILINE)]
+    entities = [int(m) for m in re.findall(r"^\[entity (\d+)\]", prompt, re.MULTILINE)]
+    return {"answer": "From memory.", "entities": entities, "edges": edges, "passages": []}
+
+
+@pytest.fixture
+def models(fake_anthropic, fake_openai):
+    fake_anthropic.responder = cited_answer
+    return fake_anthropic, fake_openai
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: `make test` installs it (apt-get install chromium)", pytrace=False
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()
+
+
+def _serve(api_url: str):
+    server = make_server(api_url, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def explorer_url(local_api_server):
+    server, url = _serve(local_api_server)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@dataclass
+class Explorer:
+    page: object
+    url: str
+    console_errors: list[str] = field(default_factory=list)
+    expected_statuses: set[int] = field(default_factory=set)
+
+    def open(self, user: str = "u1", dataset: str | None = None) -> None:
+        query = f"?user={user}" + (f"&dataset={dataset}" if dataset else "")
+        self.page.goto(self.url + "/" + query)
+
+    def wait_for_graph(self) -> None:
+        self.page.wait_for_selector("#graph[data-layout=done]")
+
+    def edge_ids(self, state: str | None = None) -> set[int]:
+        selector = "#edge-list button" + (f"[data-state={state}]" if state else "")
+        return {
+            int(i) for i in self.page.eval_on_selector_all(selector, "els => els.map(e => e.dataset.edgeId)")
+        }
+
+    def entity_names(self) -> list[str]:
+        return self.page.eval_on_selector_all(
+            "#entity-list button", "els => els.map(e => e.firstChild.nextSibling.textContent)"
+        )
+
+    def click_on_canvas(self, kind: str, row_id: int) -> None:
+        point = self.page.evaluate(f"gbExplorer.screenPoint('{kind}', {row_id})")
+        self.page.mouse.click(point["x"], point["y"])
+
+    def forget_confirmed(self, button: str) -> None:
+        self.page.click(button)
+        self.page.wait_for_selector("#confirm[open]")
+        self.page.click("#confirm-forget")
+        self.page.wait_for_selector("#notice:has-text('Forgotten')")
+
+    def unexpected_errors(self) -> list[str]:
+        # Chromium logs every non-2xx fetch as a console error: the ones a test provokes are expected.
+        expected = [f"status of {status} " for status in self.expected_statuses]
+        return [
+            text
+            for text in self.console_errors
+            if not (text.startswith("Failed to load resource") and any(e in text for e in expected))
+        ]
+
+
+@pytest.fixture
+def explorer(browser, explorer_url, api):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    opened = Explorer(page, explorer_url)
+    page.on("console", lambda message: message.type == "error" and opened.console_errors.append(message.text))
+    page.on("pageerror", lambda error: opened.console_errors.append(f"page error: {error}"))
+    yield opened
+    context.close()
+    assert opened.unexpected_errors() == []
+
+
+def alice_and_friends(api) -> dict:
+    first = remember(api, "Alice works at Acme. Alice lives in Paris. Bob knows Alice.", session_id="chat-1")
+    second = remember(api, "Alice moved to Berlin in 2024.", session_id="chat-2")
+    edges = {
+        f"{e['source']} {e['relation']} {e['target']}": e["id"] for e in first["edges"] + second["edges"]
+    }
+    return {"first": first, "second": second, "edges": edges}
+
+
+def test_the_graph_shows_every_entity_sized_by_degree_and_every_live_fact_with_its_relation(
+    explorer, api, models
+):
+    known = alice_and_friends(api)
+
+    explorer.open()
+    explorer.wait_for_graph()
+
+    assert explorer.entity_names() == ["Acme", "Alice", "Berlin", "Bob", "Paris"]
+    live = {known["edges"][k] for k in ("Alice works_at Acme", "Bob knows Alice", "Alice lives_in Berlin")}
+    assert explorer.edge_ids() == live  # the superseded Paris fact is not drawn by default
+    assert explorer.page.inner_text("#edge-list").splitlines() == [
+        "Alice lives_in Berlin",
+        "Alice works_at Acme",
+        "Bob knows Alice",
+    ]
+    degrees = dict(
+        explorer.page.eval_on_selector_all(
+            "#entity-list button", "els => els.map(e => [e.dataset.entityId, Number(e.dataset.degree)])"
+        )
+    )
+    alice = next(e["id"] for e in known["first"]["entities"] if e["name"] == "Alice")
+    assert degrees[str(alice)] == 3 and max(degrees.values()) == 3
+    legend = explorer.page.inner_text("#legend")
+    assert "person (2)" in legend and "place (2)" in legend and "organization (1)" in legend
+    assert "5 entities · 3 facts" in explorer.page.inner_text("#stats")
+    # the canvas really draws: pixels of the type colours where the nodes are
+    point = explorer.page.evaluate(f"gbExplorer.screenPoint('entity', {alice})")
+    assert explorer.page.evaluate(
+        "([x, y]) => { const c = document.getElementById('graph'); const r = c.getBoundingClientRect();"
+        " const ratio = window.devicePixelRatio || 1;"
+        " return Array.from(c.getContext('2d').getImageData((x - r.left) * ratio, (y - r.top) * ratio, 1, 1).data); }",
+        [point["x"], point["y"]],
+    )[:3] == [0x4E, 0x79, 0xA7]  # person: the most frequent type, the first colour
+
+
+def test_search_by_name_finds_an_entity_and_enter_opens_it(explorer, api, models):
+    alice_and_friends(api)
+    explorer.open()
+    explorer.wait_for_graph()
+
+    explorer.page.keyboard.press("/")
+    explorer.page.keyboard.type("ber")
+    assert explorer.page.inner_text("#search-results").strip().startswith("Berlin")
+    explorer.page.keyboard.press("Enter")
+
+    explorer.page.wait_for_selector("#detail h2:has-text('Berlin')")
+    explorer.page.wait_for_selector("#timeline")
+    assert "Alice lives_in Berlin" in explorer.page.inner_text("#timeline")
+
+
+def test_the_time_slider_hides_a_superseded_fact_and_shows_it_again(explorer, api, models):
+    known = alice_and_friends(api)
+    paris = known["edges"]["Alice lives_in Paris"]
+    berlin = known["edges"]["Alice lives_in Berlin"]
+    explorer.open()
+    explorer.wait_for_graph()
+    assert paris not in explorer.edge_ids() and berlin in explorer.edge_ids()
+
+    # back to when memory had only the first text: Paris was a live fact, Berlin unknown
+    explorer.page.focus("#time")
+    explorer.page.keyboard.press("Home")
+    assert "as memory knew it at" in explorer.page.inner_text("#time-label")
+    assert paris in explorer.edge_ids("live") and berlin not in explorer.edge_ids()
+    assert "Berlin" not in explorer.entity_names()
+
+    explorer.page.keyboard.press("End")  # now again: Paris is superseded, so hidden
+    assert explorer.page.inner_text("#time-label") == "now: the live facts"
+    assert paris not in explorer.edge_ids() and berlin in explorer.edge_ids("live")
+
+    explorer.page.check("#superseded")  # on demand, drawn differently (dashed, struck through)
+    assert paris in explorer.edge_ids("superseded") and berlin in explorer.edge_ids("live")
+
+    explorer.page.select_option("#axis", "valid")  # the query's as_of: true in 2023? Paris only
+    explorer.page.focus("#time")
+    explorer.page.keyboard.press("Home")
+    assert "as true at 2024-01-01 00:00:00 UTC" in explorer.page.inner_text("#time-label")
+    assert berlin in explorer.edge_ids("live")
+
+
+def test_clicking_an_edge_in_the_graph_shows_its_times_and_the_text_it_came_from(explorer, api, models):
+    known = alice_and_friends(api)
+    berlin = known["edges"]["Alice lives_in Berlin"]
+    explorer.open()
+    explorer.wait_for_graph()
+
+    explorer.click_on_canvas("edge", berlin)
+
+    explorer.page.wait_for_selector("#edge-source blockquote")
+    assert explorer.page.inner_text("#edge-source blockquote") == "Alice moved to Berlin in 2024."
+    assert explorer.page.inner_text("#edge-times [data-time=valid_at]") == "2024-01-01 00:00:00 UTC"
+    assert explorer.page.inner_text("#edge-times [data-time=expired_at]") == "—"
+    assert "session chat-2" in explorer.page.inner_text("#edge-source")
+    assert explorer.page.get_attribute(f"#edge-list [data-edge-id='{berlin}']", "aria-current") == "true"
+
+
+def test_clicking_an_entity_shows_its_timeline_with_the_superseded_fact(explorer, api, models):
+    known = alice_and_friends(api)
+    alice = next(e["id"] for e in known["first"]["entities"] if e["name"] == "Alice")
+    explorer.open()
+    explorer.wait_for_graph()
+
+    explorer.click_on_canvas("entity", alice)
+
+    explorer.page.wait_for_selector("#timeline")
+    timeline = explorer.page.inner_text("#timeline")
+    assert "Alice lives_in Paris superseded" in timeline
+    assert f"superseded by fact {known['edges']['Alice lives_in Berlin']}" in timeline
+    assert "Alice lives_in Berlin live" in timeline
+    assert "chat-1" in explorer.page.inner_text("#detail dl")
+
+
+def test_a_session_filter_highlights_what_the_session_touched(explorer, api, models):
+    known = alice_and_friends(api)
+    explorer.open()
+    explorer.wait_for_graph()
+
+    explorer.page.fill("#session", "chat-2")
+    explorer.page.press("#session", "Enter")
+
+    explorer.page.wait_for_selector("#session-artifacts")
+    highlighted = explorer.page.eval_on_selector_all(
+        "#edge-list button[data-session=true]", "els => els.map(e => Number(e.dataset.edgeId))"
+    )
+    assert highlighted == [known["edges"]["Alice lives_in Berlin"]]
+    assert sorted(
+        explorer.page.eval_on_selector_all(
+            "#entity-list button[data-session=true]", "els => els.map(e => e.textContent)"
+        )
+    ) == ["Aliceperson · 3", "Berlinplace · 1"]
+    assert "Alice moved to Berlin in 2024." in explorer.page.inner_text("#session-artifacts")
+    explorer.page.keyboard.press("Escape")
+    assert explorer.page.eval_on_selector_all("[data-session=true]", "els => els.length") == 0
+
+
+def test_a_question_highlights_its_evidence_in_the_graph(explorer, api, models):
+    known = alice_and_friends(api)
+    remember(api, "Carol works at Globex.")
+    explorer.open()
+    explorer.wait_for_graph()
+
+    explorer.page.fill("#question", "Where does Alice work?")
+    explorer.page.click("#ask")
+
+    explorer.page.wait_for_selector("#answer")
+    assert explorer.page.inner_text("#answer") == "From memory."
+    evidence = set(
+        explorer.page.eval_on_selector_all(
+            "#edge-list button[data-evidence=true]", "els => els.map(e => Number(e.dataset.edgeId))"
+        )
+    )
+    assert known["edges"]["Alice works_at Acme"] in evidence
+    assert known["edges"]["Alice lives_in Paris"] not in evidence  # superseded facts are never retrieved
+    carol = explorer.page.get_attribute(
+        "#edge-list button:has-text('Carol works_at Globex')", "data-evidence"
+    )
+    assert carol == "false"
+    assert "evidence:" in explorer.page.inner_text("#highlight-bar")
+
+
+def test_forgetting_a_fact_removes_it_from_the_graph_and_from_the_next_query(explorer, api, models):
+    fake_anthropic, _ = models
+    known = alice_and_friends(api)
+    works = known["edges"]["Alice works_at Acme"]
+    explorer.open()
+    explorer.wait_for_graph()
+    explorer.page.click(f"#edge-list [data-edge-id='{works}']")
+    explorer.page.wait_for_selector("#forget-edge")
+
+    explorer.page.click("#forget-edge")
+    explorer.page.wait_for_selector("#confirm[open]")
+    explorer.page.click("#confirm-cancel")  # a cancelled confirmation forgets nothing
+    assert works in explorer.edge_ids()
+    explorer.forget_confirmed("#forget-edge")
+
+    assert works not in explorer.edge_ids()
+    assert "1 edges" in explorer.page.inner_text("#notice")
+    assert (
+        api.get(f"/v1/gb/artifacts/{known['first']['artifact_id']}?user_id=u1").status == 200
+    )  # its text stays
+    explorer.page.fill("#question", "Where does Alice work at Acme?")
+    explorer.page.press("#question", "Enter")
+    explorer.page.wait_for_selector("#answer")
+    assert f"[edge {works}]" not in prompt_of(fake_anthropic.messages[-1])
+    assert "works_at" not in explorer.page.inner_text("#evidence-edges")
+
+
+def test_forgetting_an_entity_and_a_source_text_by_keyboard_removes_them(explorer, api, models):
+    known = alice_and_friends(api)
+    explorer.open()
+    explorer.wait_for_graph()
+    bob = next(e["id"] for e in known["first"]["entities"] if e["name"] == "Bob")
+
+    explorer.page.focus(f"#entity-list [data-entity-id='{bob}']")
+    explorer.page.keyboard.press("Enter")
+    explorer.page.wait_for_selector("#forget-entity")
+    explorer.page.focus("#forget-entity")
+    explorer.page.keyboard.press("Enter")
+    explorer.page.wait_for_selector("#confirm[open]")
+    explorer.page.focus("#confirm-forget")
+    explorer.page.keyboard.press("Enter")
+    explorer.page.wait_for_selector("#notice:has-text('Forgotten')")
+    assert "Bob" not in explorer.entity_names()
+
+    berlin = known["edges"]["Alice lives_in Berlin"]
+    explorer.page.click(f"#edge-list [data-edge-id='{berlin}']")
+    explorer.page.wait_for_selector("#forget-artifact")
+    explorer.forget_confirmed("#forget-artifact")
+    assert berlin not in explorer.edge_ids()
+    assert "Berlin" not in explorer.entity_names()
+    assert api.get(f"/v1/gb/artifacts/{known['second']['artifact_id']}?user_id=u1").status == 404
+
+
+def test_an_empty_dataset_says_it_is_empty(explorer, api, models):
+    remember(api, "The committee met again on a grey morning.", dataset="quiet")  # no fact in it
+
+    explorer.open(dataset="quiet")
+
+    explorer.page.wait_for_selector("#empty:has-text('is empty')")
+    assert "Dataset “quiet” of user “u1” is empty" in explorer.page.inner_text("#empty")
+    assert explorer.page.is_hidden("#banner")
+
+
+def test_a_user_without_datasets_is_told_so(explorer, api):
+    explorer.open(user="nobody")
+
+    explorer.page.wait_for_selector("#empty:has-text('no datasets')")
+    assert "User “nobody” has no datasets yet" in explorer.page.inner_text("#empty")
+
+
+def test_a_missing_dataset_is_a_clear_404(explorer, api, models):
+    alice_and_friends(api)
+    explorer.expected_statuses.add(404)
+
+    explorer.open(dataset="nope")
+
+    explorer.page.wait_for_selector("#banner:not([hidden])")
+    banner = explorer.page.inner_text("#banner-text")
+    assert banner.startswith("Reading dataset “nope” of user “u1” failed. Not found (HTTP 404): ")
+    assert "nope" in banner.split("HTTP 404")[1]
+
+
+def test_an_unreachable_api_is_a_clear_502(browser, explorer, api):
+    server, url = _serve("http://127.0.0.1:9")  # the discard port: nothing answers there
+    explorer.url = url
+    explorer.expected_statuses.add(502)
+    try:
+        explorer.open()
+        explorer.page.wait_for_selector("#banner:not([hidden])")
+    finally:
+        server.shutdown()
+        server.server_close()
+    banner = explorer.page.inner_text("#banner-text")
+    assert "(HTTP 502): the API at http://127.0.0.1:9 did not answer" in banner
+    assert banner.startswith("Reading the datasets of user “u1” failed. The API could not be reached")
+
+
+def test_the_screenshot_of_the_explorer(explorer, api, models):
+    """The picture in the README: a small graph with a superseded fact, an entity's timeline."""
+    remember(
+        api, "Alice works at Acme. Alice lives in Paris. Alice knows Bob. Bob works at Acme.", session_id="a"
+    )
+    remember(
+        api,
+        "Carol knows Alice. Carol works at Globex. Carol lives in London. Dan knows Carol.",
+        session_id="a",
+    )
+    remember(
+        api,
+        "Dan works at Initech. Dan lives in Berlin. Erin knows Dan. Erin works at Globex.",
+        session_id="b",
+    )
+    remember(api, "Alice moved to Berlin in 2024. Bob lives in Paris. Frank knows Erin.", session_id="b")
+    explorer.open()
+    explorer.wait_for_graph()
+    explorer.page.check("#superseded")
+    explorer.page.click("#entity-list button:has-text('Alice')")
+    explorer.page.wait_for_selector("#timeline")
+
+    path = screenshot_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    explorer.page.screenshot(path=str(path))
+
+    from PIL import Image
+
+    with Image.open(path) as image:
+        assert image.size == (1280, 800)
+        assert len(image.convert("RGB").getcolors(1_000_000)) > 200  # a drawn page, not a blank one
