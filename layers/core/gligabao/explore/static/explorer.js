@@ -612,27 +612,31 @@ function place(cell, node, depth) {
   insert(cell.children[quadrant], node, depth + 1);
 }
 
-function repulse(root, node, strength, force) {
+// Many-body repulsion on one node, as d3-force computes it: cells far enough (theta 0.9) act as
+// one mass at their centre; nothing pushes from farther than `reach`, so that separate pieces of
+// the graph pack around each other instead of being flung to a ring around it.
+function repulse(root, node, strength, reach2) {
   const stack = [root];
   while (stack.length) {
     const cell = stack.pop();
     if (!cell.mass || cell.body === node) continue;
-    let dx = node.x - cell.cx;
-    let dy = node.y - cell.cy;
+    let dx = cell.cx - node.x;
+    let dy = cell.cy - node.y;
     let distance2 = dx * dx + dy * dy;
-    if (cell.body || (cell.children && (cell.size * cell.size) / (distance2 || 1e-9) < 0.64)) {
-      // a leaf, or a cell far enough (theta 0.8) to act as one mass at its centre
-      if (distance2 < 1e-6) {
-        dx = (Math.sin(node.index * 12.9898) * 0.5);
-        dy = (Math.cos(node.index * 78.233) * 0.5);
-        distance2 = dx * dx + dy * dy;
-      }
-      const push = (strength * cell.mass) / distance2;
-      force.x += dx * push;
-      force.y += dy * push;
-    } else if (cell.children) {
+    const far = (cell.size * cell.size) / (distance2 || 1e-9) < 0.81;
+    if (cell.children && !far) {
       stack.push(...cell.children);
+      continue;
     }
+    if (distance2 >= reach2 && !(cell.children && distance2 < reach2 + cell.size * cell.size)) continue;
+    if (distance2 < 1) {
+      dx = Math.sin(node.index * 12.9898) || 0.5;
+      dy = Math.cos(node.index * 78.233) || 0.5;
+      distance2 = Math.max(distance2, 1);
+    }
+    const push = (strength * cell.mass) / distance2;
+    node.vx += dx * push;
+    node.vy += dy * push;
   }
 }
 
@@ -681,52 +685,65 @@ function startLayout() {
     nodes[i].y = Math.sin(angle) * distance;
   });
   const n = nodes.length;
-  const iterations = n <= 300 ? 300 : n <= 1500 ? 200 : 120;
-  const k = IDEAL_EDGE;
-  const gravity = 0.9;
+  const iterations = n <= 1000 ? 300 : n <= 3000 ? 200 : 150;
+  const decay = 1 - Math.pow(0.001, 1 / iterations); // alpha from 1 to 0.001 over the budget
+  const strength = -4 * IDEAL_EDGE * IDEAL_EDGE / 120; // d3's -30 at a link distance of 30, scaled
+  const reach2 = (8 * IDEAL_EDGE) ** 2;
+  const degree = neighbours.map((list) => list.length);
+  for (const node of nodes) {
+    node.vx = 0;
+    node.vy = 0;
+  }
+  let alpha = 1;
   let iteration = 0;
-  const forces = nodes.map(() => ({ x: 0, y: 0 }));
 
   function tick() {
-    const temperature = k * 2 * (1 - iteration / iterations) + k * 0.01;
-    const root = buildTree(nodes);
-    for (let i = 0; i < n; i++) {
-      const force = forces[i];
-      force.x = -gravity * nodes[i].x;
-      force.y = -gravity * nodes[i].y;
-      repulse(root, nodes[i], k * k, force);
-    }
+    // springs: an edge pulls its ends to IDEAL_EDGE apart, weaker at a hub (as d3's link force)
     for (const [a, b] of links) {
-      const dx = nodes[b].x - nodes[a].x;
-      const dy = nodes[b].y - nodes[a].y;
-      const distance = Math.sqrt(dx * dx + dy * dy) || 0.01;
-      const pull = distance / k; // d^2/k along the edge, as Fruchterman-Reingold
-      forces[a].x += dx * pull;
-      forces[a].y += dy * pull;
-      forces[b].x -= dx * pull;
-      forces[b].y -= dy * pull;
+      const source = nodes[a];
+      const target = nodes[b];
+      const dx = target.x + target.vx - source.x - source.vx || 0.01;
+      const dy = target.y + target.vy - source.y - source.vy || 0.01;
+      const length = Math.sqrt(dx * dx + dy * dy);
+      const pull = ((length - IDEAL_EDGE) / length) * alpha / Math.min(degree[a], degree[b]);
+      const bias = degree[a] / (degree[a] + degree[b]);
+      target.vx -= dx * pull * bias;
+      target.vy -= dy * pull * bias;
+      source.vx += dx * pull * (1 - bias);
+      source.vy += dy * pull * (1 - bias);
     }
-    for (let i = 0; i < n; i++) {
-      const length = Math.hypot(forces[i].x, forces[i].y);
-      if (length > 0) {
-        const step = Math.min(length, temperature) / length;
-        nodes[i].x += forces[i].x * step;
-        nodes[i].y += forces[i].y * step;
-      }
+    const root = buildTree(nodes);
+    for (const node of nodes) {
+      repulse(root, node, strength * alpha, reach2);
+      node.vx -= node.x * 0.04 * alpha; // a weak pull to the centre keeps the pieces together
+      node.vy -= node.y * 0.04 * alpha;
     }
+    for (const node of nodes) {
+      node.vx *= 0.6;
+      node.vy *= 0.6;
+      node.x += node.vx;
+      node.y += node.vy;
+    }
+    alpha -= alpha * decay;
     iteration += 1;
   }
 
+  let drawn = 0;
   function frame() {
     if (run !== state.layoutRun) return; // another dataset was loaded meanwhile
     const started = performance.now();
-    while (iteration < iterations && performance.now() - started < 30) tick();
-    fitView();
-    if (iteration < iterations) {
-      window.requestAnimationFrame(frame);
-    } else {
+    while (iteration < iterations && performance.now() - started < 40) tick();
+    if (iteration >= iterations) {
+      fitView();
       canvas.dataset.layout = "done";
+      return;
     }
+    if (started - drawn > 250) {
+      // a glimpse of the layout as it settles, not every frame: a large graph's drawing costs too
+      fitView();
+      drawn = performance.now();
+    }
+    window.requestAnimationFrame(frame);
   }
   window.requestAnimationFrame(frame);
 }
@@ -818,9 +835,6 @@ function draw() {
   context.clearRect(0, 0, cssWidth, cssHeight);
   if (!state.visibleEntities.length || !state.visibleEntities.every((e) => Number.isFinite(e.x))) return;
   const dim = highlightActive();
-  const many = state.visibleEdges.length > 150;
-  const edgeLabels = !many || state.view.scale >= 1.4;
-  const nodeLabels = state.visibleEntities.length <= 200 || state.view.scale >= 1.1;
   const selected = state.selection;
   const ordered = [...state.visibleEdges].sort((a, b) => rankEdge(a) - rankEdge(b));
   context.lineCap = "round";
@@ -879,28 +893,96 @@ function draw() {
     });
   }
   context.globalAlpha = 1;
+  drawLabels(ordered, ends, dim);
+}
+
+// Labels are placed greedily, most important first (the selection and highlights, then entities
+// by degree, then relations), and a label that would overlap one already placed is left out:
+// zooming in makes room for more. Only what is on screen is considered; the halo keeps a label
+// readable over the circles and lines under it.
+const textWidths = new Map();
+
+function textWidth(text, font) {
+  const key = `${font}|${text}`;
+  if (!textWidths.has(key)) {
+    context.font = font;
+    textWidths.set(key, context.measureText(text).width);
+  }
+  return textWidths.get(key);
+}
+
+function labelSpace() {
+  const cell = 64;
+  const buckets = new Map();
+  const keys = (box) => {
+    const found = [];
+    for (let gx = Math.floor(box[0] / cell); gx <= Math.floor(box[2] / cell); gx++) {
+      for (let gy = Math.floor(box[1] / cell); gy <= Math.floor(box[3] / cell); gy++) found.push(`${gx},${gy}`);
+    }
+    return found;
+  };
+  return {
+    free(box) {
+      return keys(box).every((key) =>
+        (buckets.get(key) || []).every((o) => box[2] < o[0] || box[0] > o[2] || box[3] < o[1] || box[1] > o[3]),
+      );
+    },
+    take(box) {
+      for (const key of keys(box)) {
+        if (!buckets.has(key)) buckets.set(key, []);
+        buckets.get(key).push(box);
+      }
+    },
+  };
+}
+
+function onScreen(x, y) {
+  return x > -50 && y > -50 && x < cssWidth + 50 && y < cssHeight + 50;
+}
+
+function drawLabels(ordered, ends, dim) {
+  const selected = state.selection;
+  const space = labelSpace();
+  const nodeFont = "600 12px system-ui, sans-serif";
+  const edgeFont = "11px system-ui, sans-serif";
+  const labels = [];
+  for (const entity of state.visibleEntities) {
+    const [x, y] = toScreen(entity.x, entity.y);
+    if (!onScreen(x, y)) continue;
+    const r = radius(entity) * Math.max(0.35, Math.min(1.6, state.view.scale));
+    const isSelected = selected && selected.kind === "entity" && selected.id === entity.id;
+    const strong = emphasised("entity", entity.id) || isSelected || state.matches.has(entity.id);
+    const text = entity.name.length > 40 ? entity.name.slice(0, 39) + "…" : entity.name;
+    labels.push({
+      text, x, y: y + r + 9, font: nodeFont, colour: "#1f2430",
+      rank: (isSelected ? 4e6 : 0) + (strong ? 2e6 : 0) + (ends && ends.has(entity.id) ? 1e6 : 0) + entity.degree * 10,
+      faint: dim && !strong && !(ends && ends.has(entity.id)),
+    });
+  }
+  for (const edge of ordered) {
+    const g = edgeGeometry(edge);
+    if (!onScreen(g.lx, g.ly)) continue;
+    const isSelected = selected && selected.kind === "edge" && selected.id === edge.id;
+    const strong = emphasised("edge", edge.id) || isSelected;
+    labels.push({
+      text: edge.relation, x: g.lx, y: g.ly, font: edgeFont,
+      colour: edge.shown === "superseded" ? "#7b8494" : "#3d4452",
+      rank: (isSelected ? 4e6 : 0) + (strong ? 2e6 : 0) - 1,
+      faint: dim && !strong,
+    });
+  }
+  labels.sort((a, b) => b.rank - a.rank);
   context.textAlign = "center";
   context.textBaseline = "middle";
   context.lineJoin = "round";
-  if (edgeLabels || selected || dim) {
-    context.font = "11px system-ui, sans-serif";
-    for (const edge of ordered) {
-      const strong = emphasised("edge", edge.id) || (selected && selected.kind === "edge" && selected.id === edge.id);
-      if (!edgeLabels && !strong) continue;
-      const g = edgeGeometry(edge);
-      context.globalAlpha = dim && !strong ? 0.3 : 1;
-      halo(edge.relation, g.lx, g.ly, edge.shown === "superseded" ? "#7b8494" : "#3d4452");
-    }
-  }
-  context.font = "600 12px system-ui, sans-serif";
-  for (const entity of state.visibleEntities) {
-    const isSelected = selected && selected.kind === "entity" && selected.id === entity.id;
-    const strong = emphasised("entity", entity.id) || isSelected || state.matches.has(entity.id);
-    if (!nodeLabels && !strong && entity.degree < 8) continue;
-    const [x, y] = toScreen(entity.x, entity.y);
-    const r = radius(entity) * Math.max(0.35, Math.min(1.6, state.view.scale));
-    context.globalAlpha = dim && !strong && !(ends && ends.has(entity.id)) ? 0.35 : 1;
-    halo(entity.name.length > 40 ? entity.name.slice(0, 39) + "…" : entity.name, x, y + r + 9, "#1f2430");
+  for (const label of labels) {
+    const half = textWidth(label.text, label.font) / 2 + 2;
+    const box = [label.x - half - 4, label.y - 9, label.x + half + 4, label.y + 9]; // with some air around
+    if (!space.free(box) && label.rank < 2e6) continue;
+    space.take(box);
+    context.font = label.font;
+    context.globalAlpha = label.faint ? 0.35 : 1;
+    halo(label.text, label.x, label.y, label.colour);
   }
   context.globalAlpha = 1;
 }
