@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from explorer_browser import CHROMIUM, launch_chromium, screenshot_path
+from image_files import image_body, image_file
 from remember_helpers import prompt_of, remember, rule_based_model
 
 from gligabao.explore.server import make_server
@@ -152,6 +153,15 @@ def test_the_graph_shows_every_entity_sized_by_degree_and_every_live_fact_with_i
     legend = explorer.page.inner_text("#legend")
     assert "person (2)" in legend and "place (2)" in legend and "organization (1)" in legend
     assert "5 entities · 3 facts" in explorer.page.inner_text("#stats")
+    # everything fits a 1280x800 window: nothing sticks out of it, the canvas has the room left
+    assert explorer.page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+    ) == [
+        1280,
+        800,
+    ]
+    canvas = explorer.page.locator("#graph").bounding_box()
+    assert canvas["width"] >= 600 and canvas["height"] >= 700
     # the canvas really draws: pixels of the type colours where the nodes are
     point = explorer.page.evaluate(f"gbExplorer.screenPoint('entity', {alice})")
     assert explorer.page.evaluate(
@@ -220,6 +230,20 @@ def test_clicking_an_edge_in_the_graph_shows_its_times_and_the_text_it_came_from
     assert explorer.page.inner_text("#edge-times [data-time=expired_at]") == "—"
     assert "session chat-2" in explorer.page.inner_text("#edge-source")
     assert explorer.page.get_attribute(f"#edge-list [data-edge-id='{berlin}']", "aria-current") == "true"
+
+
+def test_an_image_s_fact_shows_the_image_s_description_as_its_source(explorer, api, models):
+    reply = api.post("/v1/gb/remember", image_body(image_file(), caption="Alice works at Acme."))
+    assert reply.status == 200, reply.json
+    [works] = reply.json["edges"]
+    explorer.open()
+    explorer.wait_for_graph()
+
+    explorer.click_on_canvas("edge", works["id"])
+
+    explorer.page.wait_for_selector("#edge-source blockquote")
+    assert explorer.page.inner_text("#edge-source blockquote") == reply.json["description"]
+    assert f"image {reply.json['artifact_id']}: its description" in explorer.page.inner_text("#edge-source")
 
 
 def test_clicking_an_entity_shows_its_timeline_with_the_superseded_fact(explorer, api, models):

@@ -8,10 +8,11 @@ import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
+import pytest
 from botocore.credentials import Credentials
 
 from gligabao.explore.server import STATIC
-from gligabao.explore.signing import region_of, sigv4_signer, wants_signing
+from gligabao.explore.signing import SigningUnavailable, bearer_signer, region_of, sigv4_signer, wants_signing
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "layers" / "core" / "gligabao"
@@ -69,3 +70,23 @@ def test_the_signer_signs_for_execute_api_in_the_url_s_region():
     assert "/eu-west-1/execute-api/aws4_request" in authorization
     assert headers["X-Amz-Security-Token"] == "session-token-example"
     assert "secret-example-key" not in str(headers)
+
+
+def test_a_bearer_token_is_read_from_its_file_for_every_call(tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text("first.jwt.token\n")
+    sign = bearer_signer(token_file)
+    assert sign("GET", "https://api.example/v1/gb/health", {"accept": "application/json"}, None) == {
+        "accept": "application/json",
+        "authorization": "Bearer first.jwt.token",
+    }
+    token_file.write_text("refreshed.jwt.token")
+    assert sign("GET", "https://api.example/", {}, None)["authorization"] == "Bearer refreshed.jwt.token"
+
+
+def test_a_missing_or_empty_token_file_is_said_at_start(tmp_path):
+    with pytest.raises(SigningUnavailable, match="cannot be read"):
+        bearer_signer(tmp_path / "absent")
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(SigningUnavailable, match="is empty"):
+        bearer_signer(tmp_path / "empty")

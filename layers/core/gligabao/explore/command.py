@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from gligabao.limits import EXPLORER_DEFAULT_PORT
 
@@ -29,19 +30,27 @@ def add_explore_command(commands) -> None:
         "--region", default=None, help="with --sign sigv4: the API's region (else the URL's)"
     )
     explore.add_argument("--profile", default=None, help="with --sign sigv4: the AWS profile to sign with")
+    explore.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        help="for a JWT-authorized API: a file holding the bearer token (read again for every call)",
+    )
 
 
 def explore(args: argparse.Namespace) -> int:
     from gligabao.explore.server import make_server
-    from gligabao.explore.signing import SigningUnavailable, sigv4_signer, wants_signing
+    from gligabao.explore.signing import SigningUnavailable, bearer_signer, sigv4_signer, wants_signing
 
-    signer = None
-    if args.sign == "sigv4" or (args.sign == "auto" and wants_signing(args.api)):
-        try:
-            signer = sigv4_signer(args.api, region=args.region, profile=args.profile)
-        except SigningUnavailable as error:
-            print(f"gligabao explore: {error}", file=sys.stderr)
-            return 2
+    signer, how = None, "unsigned"
+    try:
+        if args.token_file:
+            signer, how = bearer_signer(args.token_file), "with the bearer token of " + str(args.token_file)
+        elif args.sign == "sigv4" or (args.sign == "auto" and wants_signing(args.api)):
+            signer, how = sigv4_signer(args.api, region=args.region, profile=args.profile), "SigV4-signed"
+    except SigningUnavailable as error:
+        print(f"gligabao explore: {error}", file=sys.stderr)
+        return 2
     try:
         server = make_server(args.api, args.host, args.port, signer)
     except OSError as error:
@@ -50,7 +59,7 @@ def explore(args: argparse.Namespace) -> int:
     host, port = server.server_address[:2]
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"gligabao explorer on http://{shown}:{port}/ (API {args.api}, {'SigV4-signed' if signer else 'unsigned'})",
+        f"gligabao explorer on http://{shown}:{port}/ (API {args.api}, {how})",
         flush=True,
     )
     try:

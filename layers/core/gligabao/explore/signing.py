@@ -1,11 +1,13 @@
 """How the explorer's proxy authenticates its calls of the API: SigV4 with the user's AWS
 credentials (botocore's chain: environment, profile, SSO, instance role) for an IAM-authorized
-API, or nothing for the local one. The browser never sees a key: only the proxy signs."""
+API, a bearer token read from a file for a JWT-authorized one, or nothing for the local one. The
+browser never sees a key or a token: only the proxy signs."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import urlsplit
 
 # An API Gateway endpoint names its region: https://abc123.execute-api.eu-west-1.amazonaws.com
@@ -57,5 +59,28 @@ def sigv4_signer(
         # Refreshable credentials (SSO, assumed roles) renew themselves on each frozen read.
         SigV4Auth(credentials.get_frozen_credentials(), "execute-api", region).add_auth(request)
         return dict(request.headers.items())
+
+    return sign
+
+
+def bearer_signer(token_file: Path) -> Signer:
+    """`Authorization: Bearer <token>` with the file's token, read again for every call, so a
+    token refreshed into the file is used at once."""
+
+    def read() -> str:
+        try:
+            token = token_file.read_text().strip()
+        except OSError as error:
+            raise SigningUnavailable(
+                f"the token file {token_file} cannot be read: {error.strerror}"
+            ) from None
+        if not token:
+            raise SigningUnavailable(f"the token file {token_file} is empty")
+        return token
+
+    read()  # a missing or empty file is said at start, not at the first call
+
+    def sign(method: str, url: str, headers: dict[str, str], body: bytes | None) -> dict[str, str]:
+        return {**headers, "authorization": f"Bearer {read()}"}
 
     return sign

@@ -1347,16 +1347,16 @@ async function showEdge(id) {
 
 function artifactForgetText(artifact) {
   const id = artifact.parent_id || artifact.id;
-  return `${artifact.kind === "image" ? "image" : "text"} ${id}, its chunks, and the facts and entities only it supported`;
+  const kind = artifact.kind === "chunk" ? "text" : artifact.kind;
+  return `${kind} ${id}${artifact.kind === "text" || artifact.kind === "chunk" ? ", its chunks," : ""} and the facts and entities only it supported`;
 }
 
 function artifactView(artifact, names) {
-  const kindLine =
-    artifact.kind === "chunk"
-      ? `chunk ${artifact.chunk_index + 1} of text ${artifact.parent_id}`
-      : artifact.kind === "image"
-        ? `image ${artifact.id}: its description`
-        : `text ${artifact.id}`;
+  const kindLines = {
+    chunk: () => `chunk ${artifact.chunk_index + 1} of text ${artifact.parent_id}`,
+    image: () => `image ${artifact.id}: its description`,
+  };
+  const kindLine = (kindLines[artifact.kind] || (() => `${artifact.kind} ${artifact.id}`))();
   return [
     h(
       "p",
@@ -1384,11 +1384,11 @@ async function showArtifact(id) {
     return;
   }
   setDetail(
-    h("h2", {}, `${artifact.kind === "image" ? "Image" : "Text"} ${artifact.id}`),
+    h("h2", {}, `${artifact.kind[0].toUpperCase()}${artifact.kind.slice(1)} ${artifact.id}`),
     ...artifactView(artifact, []),
     h("h3", {}, `What it stated (${artifact.edges.length} facts)`),
     h("ul", { class: "items" }, artifact.edges.map((edge) => h("li", {}, edgeLink(edge.id, `${edge.source} ${edge.relation} ${edge.target}`)))),
-    h("div", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: () => confirmForget("artifacts", artifact.parent_id || artifact.id, artifactForgetText(artifact)) }, "Forget this text…")),
+    h("div", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: () => confirmForget("artifacts", artifact.parent_id || artifact.id, artifactForgetText(artifact)) }, `Forget this ${artifact.kind === "chunk" ? "text" : artifact.kind}…`)),
   );
 }
 
@@ -1494,7 +1494,9 @@ async function ask(question) {
   setDetail(
     h("h2", {}, "Answer"),
     h("p", { class: "meta" }, asOf ? `as true at ${shownTime(asOf)}` : "from the live facts", retrievalOnly ? " · retrieval only" : ""),
-    reply.answer !== undefined && reply.answer !== null ? h("p", { class: "answer", id: "answer" }, reply.answer) : h("p", { class: "hint", id: "answer" }, "No answer asked for: the evidence retrieved is highlighted."),
+    retrievalOnly || typeof reply.answer !== "string"
+      ? h("p", { class: "hint", id: "answer" }, "No answer asked for: what the retrieval found is highlighted.")
+      : h("p", { class: "answer", id: "answer" }, reply.answer),
     h("h3", {}, `Evidence: ${evidence.entities.length} entities, ${evidence.edges.length} facts, ${evidence.passages.length} passages`),
     h("ul", { class: "items", id: "evidence-edges" }, evidence.edges.map((edge) => h("li", {}, edgeLink(edge.id, `${edge.source} ${edge.relation} ${edge.target}`)))),
     h("ul", { class: "items", id: "evidence-entities" }, evidence.entities.map((entity) => h("li", {}, entityLink(entity.id, entity.name)))),
