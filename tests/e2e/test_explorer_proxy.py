@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -16,16 +17,16 @@ from botocore.credentials import Credentials
 from conftest import ROOT
 from remember_helpers import remember
 
+from gligabao.client.auth import SigV4
 from gligabao.explore.server import PAGE_HEADER, make_server
-from gligabao.explore.signing import sigv4_signer
 
 
 @pytest.fixture
 def serve():
     started = []
 
-    def start(api_url: str, signer=None) -> int:
-        server = make_server(api_url, "127.0.0.1", 0, signer)
+    def start(api_url: str, auth=None) -> int:
+        server = make_server(api_url, "127.0.0.1", 0, auth)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         started.append(server)
         return server.server_address[1]
@@ -117,7 +118,7 @@ def test_a_signing_proxy_signs_each_call_and_the_browser_never_sees_a_key(serve)
     api_url = f"http://127.0.0.1:{upstream.server_address[1]}"
     credentials = Credentials("AKIDEXAMPLE", "secret-example-key")
     try:
-        port = serve(api_url, sigv4_signer(api_url, region="eu-west-1", credentials=credentials))
+        port = serve(api_url, SigV4("eu-west-1", credentials=credentials))
         status, headers, body = call(port, "GET", "/v1/gb/datasets?user_id=u1")
     finally:
         upstream.shutdown()
@@ -134,7 +135,8 @@ def test_a_signing_proxy_signs_each_call_and_the_browser_never_sees_a_key(serve)
 
 def test_the_explore_command_serves_the_page_and_proxies_to_the_api(api):
     command = [sys.executable, "-m", "gligabao.local.cli", "explore", "--api", api.base_url, "--port", "0"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("GB_API_")}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:
         line = process.stdout.readline()
         assert line.startswith("gligabao explorer on http://127.0.0.1:"), line

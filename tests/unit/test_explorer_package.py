@@ -1,5 +1,6 @@
 """The memory explorer as shipped: its page's files in the package, none in the Lambda layer, and
-how its proxy decides to sign (SigV4 for an API Gateway endpoint)."""
+how its proxy authenticates (the Python client's SigV4 or bearer token, chosen as `gligabao mcp`
+chooses)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
-from botocore.credentials import Credentials
 
+from gligabao.client.auth import BearerToken, SigV4
+from gligabao.explore.auth import AuthUnavailable, described, proxy_auth
 from gligabao.explore.server import STATIC
-from gligabao.explore.signing import SigningUnavailable, bearer_signer, region_of, sigv4_signer, wants_signing
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "layers" / "core" / "gligabao"
@@ -50,43 +51,39 @@ def test_the_lambda_layer_leaves_the_explorer_out():
     assert importers == ["local/cli.py"]
 
 
-def test_an_api_gateway_url_names_its_region_and_is_signed_by_default():
-    assert region_of("https://abc123.execute-api.eu-west-1.amazonaws.com") == "eu-west-1"
-    assert wants_signing("https://abc123.execute-api.us-east-1.amazonaws.com/")
-    assert not wants_signing("http://127.0.0.1:7878")
-    assert not wants_signing("https://memory.example.com")  # a custom domain: --sign sigv4 --region
+@pytest.fixture
+def aws_environment(monkeypatch):
+    """botocore's credential chain reads only what a test puts in the environment."""
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    return monkeypatch
 
 
-def test_the_signer_signs_for_execute_api_in_the_url_s_region():
-    credentials = Credentials("AKIDEXAMPLE", "secret-example-key", "session-token-example")
-    sign = sigv4_signer("https://abc.execute-api.eu-west-1.amazonaws.com", credentials=credentials)
+def test_the_authentication_is_inferred_as_the_mcp_command_infers_it(aws_environment):
+    aws_environment.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    aws_environment.setenv("AWS_SECRET_ACCESS_KEY", "secret-example-key")
 
-    headers = sign(
-        "GET", "https://abc.execute-api.eu-west-1.amazonaws.com/v1/gb/datasets?user_id=u1", {}, None
-    )
-
-    authorization = headers["Authorization"]
-    assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
-    assert "/eu-west-1/execute-api/aws4_request" in authorization
-    assert headers["X-Amz-Security-Token"] == "session-token-example"
-    assert "secret-example-key" not in str(headers)
-
-
-def test_a_bearer_token_is_read_from_its_file_for_every_call(tmp_path):
-    token_file = tmp_path / "token"
-    token_file.write_text("first.jwt.token\n")
-    sign = bearer_signer(token_file)
-    assert sign("GET", "https://api.example/v1/gb/health", {"accept": "application/json"}, None) == {
-        "accept": "application/json",
-        "authorization": "Bearer first.jwt.token",
-    }
-    token_file.write_text("refreshed.jwt.token")
-    assert sign("GET", "https://api.example/", {}, None)["authorization"] == "Bearer refreshed.jwt.token"
+    assert proxy_auth("http://127.0.0.1:7878") is None
+    jwt = proxy_auth("https://memory.example.com", token="a.jwt.token")
+    assert isinstance(jwt, BearerToken) and described(jwt) == "with the bearer token of GB_API_TOKEN"
+    iam = proxy_auth("https://abc123.execute-api.eu-west-1.amazonaws.com")
+    assert isinstance(iam, SigV4) and described(iam) == "SigV4-signed for eu-west-1"
+    custom = proxy_auth("https://memory.example.com", mode="iam", region="us-west-2")
+    assert described(custom) == "SigV4-signed for us-west-2"
+    assert proxy_auth("https://abc123.execute-api.eu-west-1.amazonaws.com", mode="none") is None
 
 
-def test_a_missing_or_empty_token_file_is_said_at_start(tmp_path):
-    with pytest.raises(SigningUnavailable, match="cannot be read"):
-        bearer_signer(tmp_path / "absent")
-    (tmp_path / "empty").write_text("\n")
-    with pytest.raises(SigningUnavailable, match="is empty"):
-        bearer_signer(tmp_path / "empty")
+def test_what_the_proxy_cannot_authenticate_with_is_said_at_start(aws_environment):
+    with pytest.raises(AuthUnavailable, match="no AWS credentials"):
+        proxy_auth("https://abc123.execute-api.eu-west-1.amazonaws.com")
+    aws_environment.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    aws_environment.setenv("AWS_SECRET_ACCESS_KEY", "secret-example-key")
+    aws_environment.delenv("AWS_DEFAULT_REGION", raising=False)
+    aws_environment.delenv("AWS_REGION", raising=False)
+    with pytest.raises(AuthUnavailable, match="no region"):
+        proxy_auth("https://memory.example.com", mode="iam")
+    with pytest.raises(AuthUnavailable, match="GB_API_TOKEN"):
+        proxy_auth("https://memory.example.com", mode="jwt")

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from gligabao.limits import EXPLORER_DEFAULT_PORT
-
-DEFAULT_API = "http://127.0.0.1:7878"  # what `make serve` listens on
 
 
 def add_explore_command(commands) -> None:
@@ -16,52 +13,43 @@ def add_explore_command(commands) -> None:
         "explore",
         help="serve the memory explorer (a page that draws the graph, its history and its sources) on localhost",
     )
-    explore.add_argument("--api", default=DEFAULT_API, help=f"the API's base URL (default {DEFAULT_API})")
+    explore.add_argument(
+        "--api", default=None, help="the API's URL (GB_API_URL; default http://127.0.0.1:7878, `make serve`)"
+    )
     explore.add_argument("--port", type=int, default=EXPLORER_DEFAULT_PORT, help="the explorer's port")
     explore.add_argument("--host", default="127.0.0.1", help="the explorer's address (keep it local)")
     explore.add_argument(
-        "--sign",
-        choices=["auto", "sigv4", "none"],
-        default="auto",
-        help="sign the API's calls with SigV4 (the AWS credentials of this shell); auto: for an "
-        "execute-api URL only",
-    )
-    explore.add_argument(
-        "--region", default=None, help="with --sign sigv4: the API's region (else the URL's)"
-    )
-    explore.add_argument("--profile", default=None, help="with --sign sigv4: the AWS profile to sign with")
-    explore.add_argument(
-        "--token-file",
-        type=Path,
+        "--auth",
+        choices=["iam", "jwt", "none"],
         default=None,
-        help="for a JWT-authorized API: a file holding the bearer token (read again for every call)",
+        help="the API's authentication (GB_API_AUTH): iam signs with your AWS credentials, jwt sends the "
+        "token GB_API_TOKEN; default iam for an execute-api URL, jwt with a token, else none",
     )
+    explore.add_argument("--region", default=None, help="with iam: the API's region (default the URL's)")
 
 
 def explore(args: argparse.Namespace) -> int:
+    from gligabao.client.memory import LOCAL_API_URL
+    from gligabao.explore.auth import AuthUnavailable, described, proxy_auth
     from gligabao.explore.server import make_server
-    from gligabao.explore.signing import SigningUnavailable, bearer_signer, sigv4_signer, wants_signing
+    from gligabao.settings import InvalidConfiguration, Settings
 
-    signer, how = None, "unsigned"
     try:
-        if args.token_file:
-            signer, how = bearer_signer(args.token_file), "with the bearer token of " + str(args.token_file)
-        elif args.sign == "sigv4" or (args.sign == "auto" and wants_signing(args.api)):
-            signer, how = sigv4_signer(args.api, region=args.region, profile=args.profile), "SigV4-signed"
-    except SigningUnavailable as error:
+        env = Settings.from_env()
+        api_url = args.api or env.mcp_api_url or LOCAL_API_URL
+        token = env.mcp_api_token.get_secret_value() if env.mcp_api_token else None
+        auth = proxy_auth(api_url, args.auth or env.mcp_api_auth, token, args.region)
+    except (InvalidConfiguration, AuthUnavailable) as error:
         print(f"gligabao explore: {error}", file=sys.stderr)
         return 2
     try:
-        server = make_server(args.api, args.host, args.port, signer)
+        server = make_server(api_url, args.host, args.port, auth)
     except OSError as error:
         print(f"gligabao explore: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(
-        f"gligabao explorer on http://{shown}:{port}/ (API {args.api}, {how})",
-        flush=True,
-    )
+    print(f"gligabao explorer on http://{shown}:{port}/ (API {api_url}, {described(auth)})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

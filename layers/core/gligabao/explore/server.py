@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import socket
-import urllib.error
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from gligabao.explore.signing import Signer
+import httpx2
+
+from gligabao.client.errors import GligabaoError
 from gligabao.limits import EXPLORER_PROXY_MAX_BODY_BYTES, EXPLORER_PROXY_TIMEOUT_SECONDS
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -39,38 +39,29 @@ _FORWARDED_RESPONSE_HEADERS = ("content-type", "x-next-cursor", "retry-after")
 
 
 class ApiProxy:
-    """Forwards one call to the API and returns its status, headers and body; an API that cannot
-    be reached is a 502 that says which API and why."""
+    """Forwards one call to the API (authenticated by `auth`, an httpx2 authentication of the
+    Python client) and returns its status, headers and body; an API that cannot be reached, or a
+    call that cannot be signed, is a 502 that says which API and why."""
 
     def __init__(
-        self, api_url: str, signer: Signer | None = None, timeout: float = EXPLORER_PROXY_TIMEOUT_SECONDS
+        self, api_url: str, auth: httpx2.Auth | None = None, timeout: float = EXPLORER_PROXY_TIMEOUT_SECONDS
     ):
         self.api_url = api_url.rstrip("/")
-        self.signer = signer
-        self.timeout = timeout
+        self._http = httpx2.Client(auth=auth, timeout=timeout, headers={"accept": "application/json"})
 
     def forward(
         self, method: str, path_and_query: str, body: bytes | None
     ) -> tuple[int, dict[str, str], bytes]:
-        url = self.api_url + path_and_query
-        headers = {"accept": "application/json"}
-        if body is not None:
-            headers["content-type"] = "application/json"
+        headers = {"content-type": "application/json"} if body is not None else {}
         try:
-            if self.signer:
-                headers = self.signer(method, url, headers, body)
-        except Exception as error:  # a credential provider failing (expired SSO, ...): say so
-            return _error(502, f"could not sign the call of the API: {type(error).__name__}: {error}")
-        request = urllib.request.Request(url, data=body, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return response.status, _kept(response.headers), response.read()
-        except urllib.error.HTTPError as error:
-            with error:
-                return error.code, _kept(error.headers), error.read()
-        except (urllib.error.URLError, OSError) as error:
-            reason = getattr(error, "reason", error)
-            return _error(502, f"the API at {self.api_url} did not answer: {reason}")
+            response = self._http.request(
+                method, self.api_url + path_and_query, content=body, headers=headers
+            )
+        except httpx2.TransportError as error:
+            return _error(502, f"the API at {self.api_url} did not answer: {error or type(error).__name__}")
+        except GligabaoError as error:  # the client's signing: credentials gone, expired SSO, ...
+            return _error(502, f"could not sign the call of the API: {error}")
+        return response.status_code, _kept(response.headers), response.content
 
 
 def _kept(headers) -> dict[str, str]:
@@ -157,9 +148,9 @@ class _ExplorerHandler(BaseHTTPRequestHandler):
 
 
 def make_server(
-    api_url: str, host: str = "127.0.0.1", port: int = 0, signer: Signer | None = None
+    api_url: str, host: str = "127.0.0.1", port: int = 0, auth: httpx2.Auth | None = None
 ) -> ThreadingHTTPServer:
-    handler = type("ExplorerHandler", (_ExplorerHandler,), {"proxy": ApiProxy(api_url, signer)})
+    handler = type("ExplorerHandler", (_ExplorerHandler,), {"proxy": ApiProxy(api_url, auth)})
     server_class = type("ExplorerServer", (ThreadingHTTPServer,), {"daemon_threads": True})
     if ":" in host:
         server_class.address_family = socket.AF_INET6

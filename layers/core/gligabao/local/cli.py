@@ -60,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
 
     add_explore_command(commands)
     args = parser.parse_args(argv)
-    commands_run = {"serve": _serve, "migrate": _migrate, "openapi": _openapi, "mcp": _mcp, "explore": explore}
+    commands_run = {
+        "serve": _serve,
+        "migrate": _migrate,
+        "openapi": _openapi,
+        "mcp": _mcp,
+        "explore": explore,
+    }
     return commands_run[args.command](args)
 
 
