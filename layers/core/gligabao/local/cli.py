@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("migrate", help="apply the database schema (idempotent)")
     commands.add_parser("openapi", help="print the OpenAPI document of the API")
     _add_mcp_parser(commands)
+    from gligabao.explore.command import add_explore_command, explore
+
+    add_explore_command(commands)
     commands.add_parser(
         "eval",
         help="run a suite against an API and report (gligabao eval --help); convert LoCoMo or LongMemEval",
@@ -56,9 +59,6 @@ def main(argv: list[str] | None = None) -> int:
         from gligabao.evals.cli import main as eval_main
 
         return eval_main(argv[1:])
-    from gligabao.explore.command import add_explore_command, explore
-
-    add_explore_command(commands)
     args = parser.parse_args(argv)
     commands_run = {
         "serve": _serve,
