@@ -1006,7 +1006,7 @@ function arrowHead(g, targetRadius) {
   const angle = Math.atan2(g.y2 - g.cy, g.x2 - g.cx);
   const tipX = g.x2 - Math.cos(angle) * (targetRadius + 2);
   const tipY = g.y2 - Math.sin(angle) * (targetRadius + 2);
-  const size = 7;
+  const size = 9;
   context.beginPath();
   context.moveTo(tipX, tipY);
   context.lineTo(tipX - size * Math.cos(angle - 0.4), tipY - size * Math.sin(angle - 0.4));
