@@ -1486,7 +1486,8 @@ async function ask(question) {
   } finally {
     $("ask").disabled = false;
   }
-  const evidence = reply.evidence || { entities: [], edges: [], passages: [] };
+  // an answer carries its evidence; a retrieval-only reply is the context itself, at its top level
+  const evidence = reply.evidence || { entities: reply.entities || [], edges: reply.edges || [], passages: reply.passages || [] };
   state.evidence = { entities: new Set(evidence.entities.map((e) => e.id)), edges: new Set(evidence.edges.map((e) => e.id)) };
   state.selection = null;
   recompute();
@@ -1497,7 +1498,10 @@ async function ask(question) {
     retrievalOnly || typeof reply.answer !== "string"
       ? h("p", { class: "hint", id: "answer" }, "No answer asked for: what the retrieval found is highlighted.")
       : h("p", { class: "answer", id: "answer" }, reply.answer),
-    h("h3", {}, `Evidence: ${evidence.entities.length} entities, ${evidence.edges.length} facts, ${evidence.passages.length} passages`),
+    typeof reply.context === "string"
+      ? h("details", { id: "context" }, h("summary", {}, "The context, as the LLM would read it"), h("pre", { class: "source-text" }, reply.context))
+      : null,
+    h("h3", {}, `${retrievalOnly ? "Retrieved" : "Evidence"}: ${evidence.entities.length} entities, ${evidence.edges.length} facts, ${evidence.passages.length} passages`),
     h("ul", { class: "items", id: "evidence-edges" }, evidence.edges.map((edge) => h("li", {}, edgeLink(edge.id, `${edge.source} ${edge.relation} ${edge.target}`)))),
     h("ul", { class: "items", id: "evidence-entities" }, evidence.entities.map((entity) => h("li", {}, entityLink(entity.id, entity.name)))),
     evidence.passages.length
