@@ -4,6 +4,7 @@ held by the policies; only the migrations as the tables' owner."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import boto3
 import pytest
@@ -43,8 +44,22 @@ def test_on_lambda_the_service_connects_through_the_proxy_as_its_own_role(secret
     url = conninfo_to_dict(database_url(settings))
 
     assert url["user"] == APP_ROLE and url["password"] == APP_PASSWORD
-    assert url["host"] == "proxy.example" and url["dbname"] == "gb" and url["sslmode"] == "require"
+    assert url["host"] == "proxy.example" and url["dbname"] == "gb"
     assert settings.behind_rds_proxy
+
+
+def test_on_lambda_tls_verifies_the_proxy_s_certificate_against_amazon_s_public_roots(secrets):
+    master, app = secrets
+    for admin in (False, True):
+        settings = Settings(db_secret_arn=master, db_app_secret_arn=app, db_host="proxy.example")
+
+        url = conninfo_to_dict(database_url(settings, admin=admin))
+
+        assert url["sslmode"] == "verify-full"
+        bundle = Path(url["sslrootcert"]).read_text()
+        # RDS Proxy's ACM certificates chain to Amazon Trust Services' roots
+        for root in ("Amazon Root CA 1", "Amazon Root CA 2", "Amazon Root CA 3", "Amazon Root CA 4"):
+            assert f'# Label: "{root}"' in bundle, root
 
 
 def test_on_lambda_the_migrations_connect_as_the_master_user(secrets):

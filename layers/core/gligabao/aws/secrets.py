@@ -164,7 +164,13 @@ def _secrets_provider():
 
 def database_url_from_secret(settings: Settings, secret_arn: str) -> str:
     """The RDS Proxy endpoint with the credentials of a database secret (the cluster's master
-    user, or the service's own role): TLS required."""
+    user, or the service's own role), over TLS that verifies the proxy's certificate and name.
+
+    Every function, the migrations included, connects to the proxy (GB_DB_HOST), never to the
+    cluster: RDS Proxy's certificates come from ACM and chain to Amazon Trust Services' roots
+    (Amazon Root CA 1-4), which certifi's bundle holds, so no RDS certificate bundle is shipped.
+    (psycopg's binary wheel carries its own OpenSSL, whose default paths are not Lambda's, hence
+    an explicit file rather than `sslrootcert=system`.)"""
     from psycopg.conninfo import make_conninfo
 
     secret = _database_secret(secret_arn)
@@ -174,8 +180,16 @@ def database_url_from_secret(settings: Settings, secret_arn: str) -> str:
         dbname=settings.db_name,
         user=secret["username"],
         password=secret["password"],
-        sslmode="require",
+        sslmode="verify-full",
+        sslrootcert=public_root_certificates(),
     )
+
+
+def public_root_certificates() -> str:
+    """The file of public root certificates (certifi's) that verify RDS Proxy's ACM certificate."""
+    import certifi
+
+    return certifi.where()
 
 
 def secret_password(secret_arn: str) -> str:
