@@ -274,3 +274,23 @@ def _scram_keys(password: str, salt_b64: str, iterations: int) -> str:
     stored_key = hashlib.sha256(hmac.digest(salted, b"Client Key", "sha256")).digest()
     server_key = hmac.digest(salted, b"Server Key", "sha256")
     return f"{base64.b64encode(stored_key).decode()}:{base64.b64encode(server_key).decode()}"
+
+
+def test_an_update_that_changes_the_embedding_size_fails_the_deploy_with_the_reason(
+    fresh_database, response_server, migrate_handler
+):
+    stored = bootstrap.bundle().settings.embedding_dimensions
+    migrate_handler(_event("Create", response_server.url), FakeContext())
+    other = stored - 1  # whatever the default is, another size
+    reconfigure(embedding_dimensions=other)
+
+    migrate_handler(
+        _event("Update", response_server.url, PhysicalResourceId=PHYSICAL_RESOURCE_ID), FakeContext()
+    )
+
+    body = response_server.requests[1]["body"]
+    assert body["Status"] == "FAILED"
+    assert body["Reason"].startswith(
+        f"EmbeddingSizeChanged: the database's embeddings have {stored} dimensions but "
+        f"GB_EMBEDDING_DIMENSIONS (EmbeddingDimensions) is {other}"
+    )

@@ -4,7 +4,12 @@ import psycopg
 import pytest
 from graph_rows import add_artifact, add_dataset, add_edge, add_entity
 
-from gligabao.db.migrate import available_migrations, migrate
+from gligabao.db.migrate import (
+    EmbeddingSizeChanged,
+    available_migrations,
+    migrate,
+    stored_embedding_dimensions,
+)
 from gligabao.settings import Settings
 
 
@@ -90,3 +95,34 @@ def test_relations_must_be_snake_case(db):
 
     with pytest.raises(psycopg.errors.CheckViolation):
         add_edge(db, dataset, alice, acme, "Works At")
+
+
+def test_the_embedding_size_is_the_configured_one(db):
+    assert stored_embedding_dimensions(db) == Settings().embedding_dimensions
+
+
+def test_another_embedding_size_fails_the_migration_with_the_reason_and_changes_nothing(db):
+    stored = Settings().embedding_dimensions
+    other = stored + 1  # whatever the configured size is
+    before = list(db.execute("SELECT version, applied_at FROM gb_schema_migrations ORDER BY version"))
+
+    with pytest.raises(EmbeddingSizeChanged) as raised:
+        migrate(db, other)
+
+    assert str(raised.value).startswith(
+        f"the database's embeddings have {stored} dimensions but GB_EMBEDDING_DIMENSIONS "
+        f"(EmbeddingDimensions) is {other}: set it back to {stored}, or use a new database"
+    )
+    assert list(db.execute("SELECT version, applied_at FROM gb_schema_migrations ORDER BY version")) == before
+    assert stored_embedding_dimensions(db) == stored
+    assert migrate(db, stored) == []  # the configured size still migrates
+
+
+def test_a_new_database_has_no_embedding_size_until_migrated(admin_database_url):
+    with psycopg.connect(admin_database_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA gb_size_probe")
+        try:
+            conn.execute("SET search_path TO gb_size_probe")
+            assert stored_embedding_dimensions(conn) is None
+        finally:
+            conn.execute("DROP SCHEMA gb_size_probe")

@@ -73,3 +73,18 @@ def test_a_container_with_an_invalid_variable_answers_503_naming_it(monkeypatch)
     with pytest.raises(NotConfigured, match="GB_EXPANSION_EDGES") as raised:
         bootstrap.bundle()
     assert raised.value.status == 503
+
+
+def test_an_embedding_size_beyond_what_an_hnsw_vector_index_takes_is_refused():
+    from gligabao.limits import HNSW_MAX_VECTOR_DIMENSIONS
+
+    assert Settings().embedding_dimensions <= HNSW_MAX_VECTOR_DIMENSIONS
+    assert Settings.from_env(
+        {"GB_EMBEDDING_DIMENSIONS": str(HNSW_MAX_VECTOR_DIMENSIONS)}
+    ).embedding_dimensions == (HNSW_MAX_VECTOR_DIMENSIONS)
+    with pytest.raises(InvalidConfiguration) as raised:
+        Settings.from_env({"GB_EMBEDDING_DIMENSIONS": str(HNSW_MAX_VECTOR_DIMENSIONS + 1)})
+    assert str(raised.value) == (
+        "configuration invalid: GB_EMBEDDING_DIMENSIONS: "
+        "Value error, at most 2000 (the HNSW index of a pgvector vector column)"
+    )

@@ -222,3 +222,9 @@ LOCAL_API_READ_TIMEOUT_SECONDS = 30.0  # a request line, headers or body slower 
 EXPLORER_DEFAULT_PORT = 7879  # next to the local API's 7878
 EXPLORER_PROXY_TIMEOUT_SECONDS = 60.0  # one call of the API through the proxy (a query may take a while)
 EXPLORER_PROXY_MAX_BODY_BYTES = 1024 * 1024  # what the page sends: a question, never a text to remember
+
+# --- the vector indexes (AWS deploy: EmbeddingDimensions) ------------------------------------------
+# pgvector's HNSW index takes `vector` columns of at most 2,000 dimensions (pgvector's README:
+# "vector: up to 2,000 dimensions" for HNSW and IVFFlat). The template's EmbeddingDimensions has
+# this MaxValue and the settings refuse a larger GB_EMBEDDING_DIMENSIONS, whatever the default.
+HNSW_MAX_VECTOR_DIMENSIONS = 2000

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from gligabao.limits import Limits
+from gligabao.limits import HNSW_MAX_VECTOR_DIMENSIONS, Limits
 
 # Environment variable -> field. The provider variables are the SDKs' own names.
 ENVIRONMENT = {
@@ -118,6 +118,16 @@ class Settings(BaseModel):
     @classmethod
     def _lowercase(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
+
+    # AWS deploy: a size the vector indexes cannot take fails here, not at the first migration.
+    @field_validator("embedding_dimensions")
+    @classmethod
+    def _fits_the_vector_index(cls, value: int) -> int:
+        if value > HNSW_MAX_VECTOR_DIMENSIONS:
+            raise ValueError(
+                f"at most {HNSW_MAX_VECTOR_DIMENSIONS} (the HNSW index of a pgvector vector column)"
+            )
+        return value
 
     @field_validator("geo", mode="before")
     @classmethod

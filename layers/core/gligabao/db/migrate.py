@@ -29,12 +29,24 @@ def available_migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+class EmbeddingSizeChanged(Exception):
+    """The database's vectors have another size than the configured one: every vector write would
+    fail, so the migrations refuse (the deploy fails with this reason) instead of reporting success."""
+
+
 def migrate(conn: psycopg.Connection, embedding_dimensions: int) -> list[str]:
     """Apply the migrations this database lacks; returns the names applied. The embedding size is
-    fixed by the first migration."""
+    fixed by the first migration; another size later is EmbeddingSizeChanged, and nothing changes."""
     applied_now = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK_KEY])
+        stored = stored_embedding_dimensions(conn)
+        if stored is not None and stored != int(embedding_dimensions):
+            raise EmbeddingSizeChanged(
+                f"the database's embeddings have {stored} dimensions but GB_EMBEDDING_DIMENSIONS "
+                f"(EmbeddingDimensions) is {int(embedding_dimensions)}: set it back to {stored}, or use a "
+                "new database (the stored vectors cannot be compared with vectors of another size)"
+            )
         conn.execute(
             """CREATE TABLE IF NOT EXISTS gb_schema_migrations (
                    version     integer PRIMARY KEY,
@@ -49,6 +61,19 @@ def migrate(conn: psycopg.Connection, embedding_dimensions: int) -> list[str]:
             conn.execute("INSERT INTO gb_schema_migrations (version, name) VALUES (%s, %s)", [version, name])
             applied_now.append(f"{version:04d}_{name}")
     return applied_now
+
+
+def stored_embedding_dimensions(conn: psycopg.Connection) -> int | None:
+    """The size of the database's entity vectors (pgvector keeps it as the column's typmod), or
+    None before the first migration."""
+    row = conn.execute(
+        """SELECT atttypmod FROM pg_attribute
+           WHERE attrelid = to_regclass('gb_entities') AND attname = 'embedding' AND NOT attisdropped"""
+    ).fetchone()
+    if row is None:
+        return None
+    size = _first(row)
+    return int(size) if size is not None and int(size) > 0 else None
 
 
 def _first(row):
