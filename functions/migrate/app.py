@@ -1,14 +1,16 @@
 """Lambda function: the deploy-time schema migrations (CloudFormation custom resource
 Custom::Migrations). Glue only; the logic is in gligabao.db.deploy_migrations."""
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Tracer
 
 from gligabao.db.deploy_migrations import handle
 
 logger = Logger()  # service name from POWERTOOLS_SERVICE_NAME
+tracer = Tracer()
 
 
 @logger.inject_lambda_context(log_event=False)  # the event holds a pre-signed URL: not logged
+@tracer.capture_lambda_handler(capture_response=False)
 def handler(event, context):
     # Imported here: a broken configuration must still be answered (FAILED), never a silence.
     from gligabao import bootstrap

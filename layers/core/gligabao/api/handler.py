@@ -28,6 +28,7 @@ from gligabao.api.routes import all_routers
 from gligabao.errors import BadRequest, GbError, MethodNotAllowed, PayloadTooLarge
 from gligabao.limits import Limits
 from gligabao.observability.monitoring import RequestReport, reporting
+from gligabao.observability.tracing import instrumented
 
 LambdaHandler = Callable[[dict, Any], dict]
 
@@ -80,8 +81,9 @@ def create_handler(
         report.emit(int(response.get("statusCode", 200)), _error_of(response))
         return response
 
-    handler.app = app  # type: ignore[attr-defined]
-    return handler
+    entry = instrumented(handler)
+    entry.app = app  # type: ignore[attr-defined]
+    return entry
 
 
 def _configured_then_served(

@@ -18,6 +18,7 @@ from gligabao import bootstrap
 from gligabao.memory import async_remember
 from gligabao.memory.async_remember import GaveUp, PoisonMessage, RememberJob, RetryLater
 from gligabao.observability.logging import get_logger
+from gligabao.observability.tracing import instrumented
 
 logger = get_logger()
 
@@ -38,7 +39,7 @@ def create_worker():
             context=context,
         )
 
-    return handler
+    return instrumented(handler, http=False)
 
 
 def run_record(deps: bootstrap.Bundle, record: SQSRecord, deadline: float | None) -> str:
