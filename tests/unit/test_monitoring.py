@@ -36,6 +36,7 @@ POWERTOOLS_FIELDS = {"level", "location", "message", "timestamp", "service", "sa
 METRIC_UNITS = {
     "Latency": "Milliseconds",
     "Errors": "Count",
+    "ServerErrors": "Count",
     "InputTokens": "Count",
     "OutputTokens": "Count",
     "CostUSD": "None",
@@ -181,6 +182,7 @@ def test_error_event_counts_one_error_and_zero_for_absent_counts(capsys):
     assert doc["Operation"] == "query"
     assert _metric_definitions(doc) == METRIC_UNITS
     assert _value(doc, "Errors") == 1
+    assert _value(doc, "ServerErrors") == 1  # a provider failure (502) is what the error alarm counts
     assert _value(doc, "Latency") == 37
     for name in (
         "InputTokens",
@@ -219,6 +221,7 @@ def test_client_error_is_a_warning_and_still_counts_as_error(capsys):
     emf, logs = _lines(capsys)
     assert logs[0]["level"] == "WARNING" and logs[0]["status"] == 400
     assert _value(emf[0], "Errors") == 1
+    assert _value(emf[0], "ServerErrors") == 0  # a user's 4xx never wakes anyone
     assert emf[0]["Operation"] == "remember"
 
 

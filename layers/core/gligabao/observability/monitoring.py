@@ -7,7 +7,9 @@
   input_tokens, output_tokens, cost_usd, error; Powertools omits the fields that are None);
 * one CloudWatch EMF document (namespace `gligabao`, dimension `Operation` = the part of the
   name before the dot, plus Powertools' `service` dimension) with the metrics Latency,
-  Errors, InputTokens, OutputTokens, CostUSD, EntitiesCreated, EdgesCreated, EdgesSuperseded.
+  Errors, InputTokens, OutputTokens, CostUSD, EntitiesCreated, EdgesCreated, EdgesSuperseded,
+  and ServerErrors (the 5xx only: a provider failure, the database down; never a user's 4xx),
+  which the template's error alarm sums.
 
 Each event uses a fresh `EphemeralMetrics`, flushed at once, so dimensions and metrics never
 leak from one event (or one request) to the next. The function takes no text: memory texts
@@ -108,6 +110,7 @@ def emit_event(
         metrics.add_dimension(name=DIMENSION, value=op)
         metrics.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=duration)
         metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=1 if is_error else 0)
+        metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1 if int(status) >= 500 else 0)
         metrics.add_metric(name="InputTokens", unit=MetricUnit.Count, value=input_tokens)
         metrics.add_metric(name="OutputTokens", unit=MetricUnit.Count, value=output_tokens)
         metrics.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=cost_usd)
