@@ -37,6 +37,8 @@ METRIC_UNITS = {
     "Latency": "Milliseconds",
     "Errors": "Count",
     "ServerErrors": "Count",
+    "ModelCalls": "Count",
+    "ModelCallFailures": "Count",
     "InputTokens": "Count",
     "OutputTokens": "Count",
     "CostUSD": "None",
@@ -135,6 +137,7 @@ def test_remember_ok_event_emits_one_log_line_and_one_emf_document(capsys):
     assert _metric_definitions(doc) == METRIC_UNITS
     assert _value(doc, "Latency") == 1234.5
     assert _value(doc, "Errors") == 0
+    assert _value(doc, "ModelCalls") == 2 and _value(doc, "ModelCallFailures") == 0
     assert _value(doc, "InputTokens") == 1280
     assert _value(doc, "OutputTokens") == 300
     assert _value(doc, "CostUSD") == pytest.approx(0.0024016)
@@ -367,3 +370,22 @@ def test_redaction_is_idempotent():
     once = redact_text(text)
     assert redact_text(once) == once
     assert "hunter2" not in once and BEARER not in once and ANTHROPIC_KEY not in once
+
+
+def test_a_failed_model_call_is_counted_for_the_dashboard(capsys):
+    capsys.readouterr()
+    call = _call_with_two_inferences()
+    call.inferences[0] = call.inferences[0].__class__(**{**call.inferences[0].__dict__, "ok": False})
+    emit_event(
+        "query.error",
+        request_id="req-9",
+        user_id="alice",
+        dataset="default",
+        session_id=None,
+        duration_ms=5.0,
+        status=502,
+        call=call,
+        error="ProviderError: overloaded",
+    )
+    emf, _ = _lines(capsys)
+    assert (_value(emf[0], "ModelCalls"), _value(emf[0], "ModelCallFailures")) == (2, 1)

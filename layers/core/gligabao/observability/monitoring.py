@@ -8,8 +8,8 @@
 * one CloudWatch EMF document (namespace `gligabao`, dimension `Operation` = the part of the
   name before the dot, plus Powertools' `service` dimension) with the metrics Latency,
   Errors, InputTokens, OutputTokens, CostUSD, EntitiesCreated, EdgesCreated, EdgesSuperseded,
-  and ServerErrors (the 5xx only: a provider failure, the database down; never a user's 4xx),
-  which the template's error alarm sums.
+  ServerErrors (the 5xx only: a provider failure, the database down; never a user's 4xx),
+  which the template's error alarm sums, ModelCalls and ModelCallFailures (the dashboard's).
 
 Each event uses a fresh `EphemeralMetrics`, flushed at once, so dimensions and metrics never
 leak from one event (or one request) to the next. The function takes no text: memory texts
@@ -79,6 +79,8 @@ def emit_event(
     input_tokens = int(call.input_tokens) if call is not None else 0
     output_tokens = int(call.output_tokens) if call is not None else 0
     cost_usd = float(call.cost_usd) if call is not None else 0.0
+    model_calls = len(call.inferences) if call is not None else 0
+    model_call_failures = sum(1 for i in call.inferences if not i.ok) if call is not None else 0
     duration = round(float(duration_ms), 3)
     if error is not None and len(error) > ERROR_MAX_CHARS:
         error = error[: ERROR_MAX_CHARS - 1] + "…"
@@ -111,6 +113,8 @@ def emit_event(
         metrics.add_metric(name="Latency", unit=MetricUnit.Milliseconds, value=duration)
         metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=1 if is_error else 0)
         metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1 if int(status) >= 500 else 0)
+        metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=model_calls)
+        metrics.add_metric(name="ModelCallFailures", unit=MetricUnit.Count, value=model_call_failures)
         metrics.add_metric(name="InputTokens", unit=MetricUnit.Count, value=input_tokens)
         metrics.add_metric(name="OutputTokens", unit=MetricUnit.Count, value=output_tokens)
         metrics.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=cost_usd)
