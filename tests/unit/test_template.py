@@ -11,7 +11,11 @@ from gligabao.limits import Limits
 from gligabao.local.template_routes import load_template
 
 PRIVATE_SUBNETS = {
-    "Fn::If": ["IsNetworkCreated", [{"Ref": "PrivateSubnetA"}, {"Ref": "PrivateSubnetB"}], {"Ref": "PrivateSubnetIds"}]
+    "Fn::If": [
+        "IsNetworkCreated",
+        [{"Ref": "PrivateSubnetA"}, {"Ref": "PrivateSubnetB"}],
+        {"Ref": "PrivateSubnetIds"},
+    ]
 }
 
 EXPECTED_FUNCTIONS = {
@@ -128,10 +132,17 @@ def test_http_functions_publish_an_alias_and_fit_the_api_timeout(template):
         assert props["Timeout"] <= 29, name
 
 
-def test_snapstart_only_on_the_functions_whose_init_is_worth_a_snapshot(template):
-    """remember and query load the provider SDKs; the others answer from the database alone."""
+def test_snapstart_only_on_the_functions_that_serve_the_users_data(template):
+    """Not system (health, OpenAPI, 404), the worker (queued work) nor the migrations."""
     snapstart = {name for name, props in _functions(template).items() if "SnapStart" in props}
-    assert snapstart == {"RememberFunction", "QueryFunction"}
+    assert snapstart == {
+        "RememberFunction",
+        "QueryFunction",
+        "DatasetsFunction",
+        "GraphFunction",
+        "SessionsFunction",
+        "ForgetFunction",
+    }
     for name in snapstart:
         assert template["Resources"][name]["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"}
 

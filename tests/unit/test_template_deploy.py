@@ -375,8 +375,8 @@ def test_reserved_concurrency_of_every_api_function_is_a_parameter_none_by_defau
 
 def test_every_function_is_traced_with_x_ray(template):
     assert template["Globals"]["Function"]["Tracing"] == "Active"
-    requirements = (ROOT / "layers/core/requirements.txt").read_text()
-    assert "aws-lambda-powertools[tracer]==" in requirements
+    assert "aws-lambda-powertools[tracer]==" in (ROOT / "layers/core/requirements.in").read_text()
+    assert "aws-xray-sdk==" in (ROOT / "layers/core/requirements.txt").read_text()
 
 
 def _alarm_metrics(alarm: dict) -> list[dict]:
@@ -566,3 +566,52 @@ def test_the_created_network_routes_its_private_subnets_through_the_nat_gateway(
     assert resources["NetworkCheck"]["Properties"]["RoutesReady"]["Fn::If"][1][0] == {
         "Ref": "PrivateDefaultRoute"
     }
+
+
+# --- reproducible builds: the layer is built from a complete lock with hashes -----------------------
+
+
+def _lock() -> dict[str, tuple[str, list[str]]]:
+    """name -> (version, hashes) of layers/core/requirements.txt."""
+    entries: dict[str, tuple[str, list[str]]] = {}
+    current = None
+    for line in (ROOT / "layers/core/requirements.txt").read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        requirement = re.match(r"^([A-Za-z0-9_.\-]+)==([^ \\;]+)", line)
+        if requirement:
+            current = requirement.group(1).lower().replace("_", "-")
+            assert current not in entries, current
+            entries[current] = (requirement.group(2), [])
+            continue
+        digest = re.match(r"^--hash=sha256:([0-9a-f]{64})", line)
+        assert digest and current, f"unexpected line in the lock: {line}"
+        entries[current][1].append(digest.group(1))
+    return entries
+
+
+def test_every_package_of_the_lock_is_pinned_with_hashes():
+    lock = _lock()
+    assert len(lock) >= 20  # the transitive dependencies too
+    for name, (version, hashes) in lock.items():
+        assert hashes, name
+        assert re.fullmatch(r"[0-9][0-9A-Za-z.+!]*", version), (name, version)
+
+
+def test_the_lock_holds_every_requirement_at_its_pinned_version():
+    lock = _lock()
+    for line in (ROOT / "layers/core/requirements.in").read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, version = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[a-z,]+\])?==(\S+)$", line.strip()).groups()
+        assert lock[name.lower().replace("_", "-")][0] == version, name
+    for transitive in ("pydantic-core", "psycopg-binary", "httpx2", "botocore", "aws-xray-sdk"):
+        assert transitive in lock, transitive
+
+
+def test_the_layer_is_installed_from_the_lock_alone_with_its_hashes_checked():
+    makefile = (ROOT / "layers/core/Makefile").read_text()
+    assert '--require-hashes --no-deps --target "$(TARGET)" -r "$(HERE)/requirements.txt"' in makefile
+    assert "--generate-hashes --python-platform $(LOCK_PLATFORM)" in makefile
+    assert "LOCK_PLATFORM ?= aarch64-manylinux_2_28" in makefile
