@@ -615,3 +615,5 @@ def test_the_layer_is_installed_from_the_lock_alone_with_its_hashes_checked():
     assert '--require-hashes --no-deps --target "$(TARGET)" -r "$(HERE)/requirements.txt"' in makefile
     assert "--generate-hashes --python-platform $(LOCK_PLATFORM)" in makefile
     assert "LOCK_PLATFORM ?= aarch64-manylinux_2_28" in makefile
+    # .pyc files name the layer's path on Lambda, not the build directory's: byte-identical builds
+    assert '--invalidation-mode unchecked-hash -s "$(TARGET)" -p /opt/python "$(TARGET)"' in makefile
