@@ -72,3 +72,16 @@ def test_a_call_without_a_lambda_context_is_the_handler_alone():
 
     assert entry({}, None) == {"statusCode": 204}
     assert calls == [None]
+
+
+def test_a_context_without_the_lambda_attributes_is_served_without_them():
+    class Partial:
+        aws_request_id = "r-1"
+
+        def get_remaining_time_in_millis(self):
+            return 1000
+
+    entry = tracing.instrumented(
+        lambda event, context: {"statusCode": 200, "left": context.get_remaining_time_in_millis()}
+    )
+    assert entry({}, Partial()) == {"statusCode": 200, "left": 1000}

@@ -21,6 +21,9 @@ tracer = Tracer()  # service from POWERTOOLS_SERVICE_NAME
 
 LambdaHandler = Callable[[dict, Any], dict]
 
+# What inject_lambda_context reads from the context.
+LAMBDA_CONTEXT_ATTRIBUTES = ("function_name", "memory_limit_in_mb", "invoked_function_arn", "aws_request_id")
+
 # The keys inject_lambda_context adds to every log line of an invocation.
 INVOCATION_KEYS = [
     "cold_start",
@@ -45,8 +48,8 @@ def instrumented(handler: LambdaHandler, *, http: bool = True) -> LambdaHandler:
 
     @functools.wraps(handler)
     def entry(event: dict, context: Any) -> dict:
-        if getattr(context, "aws_request_id", None) is None:  # a test's direct call: no Lambda context
-            return handler(event, context)
+        if not all(hasattr(context, attribute) for attribute in LAMBDA_CONTEXT_ATTRIBUTES):
+            return handler(event, context)  # a test's direct call, without a whole Lambda context
         try:
             return logged(event, context)
         finally:  # what is logged between invocations (a SnapStart hook) belongs to none of them
