@@ -142,6 +142,7 @@ def test_snapstart_only_on_the_functions_that_serve_the_users_data(template):
         "GraphFunction",
         "SessionsFunction",
         "ForgetFunction",
+        "TrajectoriesFunction",
     }
     for name in snapstart:
         assert template["Resources"][name]["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"}

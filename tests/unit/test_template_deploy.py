@@ -27,6 +27,7 @@ API_FUNCTIONS = {
     "GraphFunction",
     "SessionsFunction",
     "ForgetFunction",
+    "TrajectoriesFunction",
 }
 # The secrets each function needs, and nothing more (its role may read exactly these).
 NEEDED_SECRETS = {
@@ -38,6 +39,7 @@ NEEDED_SECRETS = {
     "GraphFunction": {"DatabaseAppSecret"},
     "SessionsFunction": {"DatabaseAppSecret"},
     "ForgetFunction": {"DatabaseAppSecret"},
+    "TrajectoriesFunction": {"DatabaseAppSecret"},
     "MigrateFunction": {
         "DatabaseSecret",
         "DatabaseAppSecret",
