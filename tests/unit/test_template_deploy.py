@@ -446,6 +446,7 @@ def test_the_dashboard_shows_requests_errors_latency_model_calls_tokens_cost_and
         ("AWS/RDS", "ServerlessDatabaseCapacity"),
         ("AWS/RDS", "DatabaseConnections"),
         ("AWS/RDS", "DatabaseConnectionsBorrowLatency"),
+        ("AWS/RDS", "DatabaseConnectionsCurrentlySessionPinned"),  # nothing pins beyond a transaction
     ):
         assert expected in metrics, expected
     latency = [w for w in body["widgets"] if "p50" in w["properties"]["title"]]
