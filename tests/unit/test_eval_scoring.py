@@ -34,6 +34,9 @@ def test_a_wrong_answer_scores_nothing():
         "The memory has no information about Alice's dog.",
         "Nothing about a wife was mentioned.",
         "Bob's wife is not mentioned in the context.",
+        "I don't have any information in memory to answer that.",  # the service's own decline
+        "There is no mention of a teapot's price.",
+        "The memory doesn't say.",
     ],
 )
 def test_a_decline_is_right_for_an_unanswerable_question(answer):
@@ -41,6 +44,9 @@ def test_a_decline_is_right_for_an_unanswerable_question(answer):
     assert string_scores(answer, None, unanswerable=True).contains
 
 
-def test_an_invented_answer_to_an_unanswerable_question_is_not_a_decline():
-    scores = string_scores("Alice's dog is called Rex.", None, unanswerable=True)
+@pytest.mark.parametrize(
+    "answer", ["Alice's dog is called Rex.", "Alice does not have a dog, she has a cat."]
+)
+def test_an_answer_that_asserts_something_is_not_a_decline(answer):
+    scores = string_scores(answer, None, unanswerable=True)
     assert (scores.exact, scores.contains) == (False, False)

@@ -16,35 +16,13 @@ from dataclasses import dataclass
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans({character: " " for character in string.punctuation + "‘’“”–—"})
 
-# How a memory says it holds no answer (normalized text).
-DECLINES = (
-    "i don t know",
-    "i do not know",
-    "don t know",
-    "do not know",
-    "not known",
-    "unknown",
-    "no information",
-    "not mentioned",
-    "never mentioned",
-    "not say",
-    "doesn t say",
-    "does not say",
-    "no record",
-    "not in memory",
-    "nothing about",
-    "no mention",
-    "cannot answer",
-    "can t answer",
-    "cannot determine",
-    "can t determine",
-    "not enough information",
-    "does not hold",
-    "doesn t hold",
-    "not specified",
-    "not stated",
-    "no answer",
-    "not available",
+# How a memory says it holds no answer (on normalized text: "don't" is "don t").
+_NOT = r"(?:don t|do not|doesn t|does not|didn t|did not|can t|cannot|can not|couldn t|could not|isn t|is not|wasn t|was not)"
+DECLINE = re.compile(
+    rf"\b(?:{_NOT} (?:know|say|mention|tell|recall|remember|find|determine|answer|hold|contain|have (?:any|enough|that|this)))\b"
+    r"|\b(?:no|any|not enough|insufficient) (?:information|record|records|mention|details|data|memory)\b"
+    r"|\b(?:not|never) (?:mentioned|stated|specified|known|recorded|available|in memory)\b"
+    r"|\b(?:unknown|nothing about|nothing in memory)\b"
 )
 
 
@@ -60,8 +38,7 @@ def normalize(text: str) -> str:
 
 
 def declines(answer: str) -> bool:
-    normalized = f" {normalize(answer)} "
-    return any(f" {phrase} " in normalized for phrase in DECLINES)
+    return DECLINE.search(normalize(answer)) is not None
 
 
 def string_scores(answer: str, expected: str | None, *, unanswerable: bool) -> StringScores:
