@@ -89,6 +89,8 @@ def test_each_query_stage_reports_what_it_produced_and_the_times_that_can_be_mea
     assert {seed["name"] for seed in keyword["outputs"]["seeds"]} == {"Alice"}
     assert keyword["duration_ms"] > 0
     assert stages["search_vectors"]["duration_ms"] > 0
+    began = [step["timestamp"] for step in steps_named(trajectory, "system")]
+    assert began == sorted(began)  # each stage's start, in order
     # one SQL statement does the vector search, the expansion and the passages: no time of their own
     assert stages["expand"]["duration_ms"] is None and stages["passages"]["duration_ms"] is None
     assert [(e["source"], e["relation"], e["target"]) for e in stages["expand"]["outputs"]["edges"]] + [

@@ -126,15 +126,17 @@ class TrajectoryRecorder:
         duration_ms: float | object | None = MEASURED,
         note: str | None = None,
         calls: Sequence[str] = (),
+        began: float | None = None,
     ) -> None:
         """A system step; its duration is the time since the previous stage unless given (None:
-        not measurable apart)."""
+        not measurable apart); it began at the end of the previous stage unless `began` (a
+        time.perf_counter() instant) says otherwise."""
         now = time.perf_counter()
         measured = _ms(now - self._last)
         self.stages.append(
             _Stage(
                 name,
-                self.started_at + timedelta(seconds=self._last - self._started),
+                self.started_at + timedelta(seconds=(self._last if began is None else began) - self._started),
                 measured if duration_ms is MEASURED else duration_ms,
                 dict(inputs or {}),
                 dict(outputs or {}),
@@ -202,8 +204,10 @@ class TrajectoryRecorder:
         ranking of the context, when ranked). The steps after search_vectors show the context kept."""
         from gligabao.memory.retrieval import query_terms
 
-        total = _ms(time.perf_counter() - self._last)
+        began, ended = self._last, time.perf_counter()
+        total = _ms(ended - began)
         timings = context.timings_ms
+        statement_began = ended - (timings.get("search_vectors") or 0) / 1000
         names = {entity.id: entity.name for entity in context.entities}
         similar = set(context.similar_edges)
         self.stage(
@@ -211,6 +215,7 @@ class TrajectoryRecorder:
             inputs={"terms": query_terms(question, limits), "limit": limits.keyword_seeds},
             outputs={"seeds": [_named(i, names) for i in context.keyword_seeds]},
             duration_ms=timings.get("keyword_seeds"),
+            began=began,
         )
         self.stage(
             "search_vectors",
@@ -233,6 +238,7 @@ class TrajectoryRecorder:
             note=f"{SINGLE_STATEMENT_NOTE} The retrieval took {total} ms in all, waiting for the "
             "question's embedding included.",
             calls=_QUERY_CALLS_OF_STAGE["search_vectors"],
+            began=statement_began,
         )
         self.stage(
             "expand",
@@ -246,6 +252,7 @@ class TrajectoryRecorder:
             },
             duration_ms=None,
             note="computed in the search_vectors statement",
+            began=statement_began,
         )
         self.stage(
             "passages",
@@ -264,6 +271,7 @@ class TrajectoryRecorder:
             },
             duration_ms=None,
             note="computed in the search_vectors statement",
+            began=statement_began,
         )
         candidates = getattr(context, "candidates", None)
         if candidates:  # the ranked context (GB_RETRIEVAL=ranked): the most relevant candidates kept
@@ -279,6 +287,7 @@ class TrajectoryRecorder:
                 },
                 duration_ms=None,
                 note="ranked in the process after the statement; its time is within the retrieval's total",
+                began=ended,
             )
 
     # --- saving -------------------------------------------------------------------------------
@@ -301,9 +310,9 @@ class TrajectoryRecorder:
             note="one transaction: the artifact and its chunks, entity matching, facts, supersession, links",
         )
         summary = (
-            f"Stored artifact {remembered.artifact_id}: {len(remembered.entities)} entities "
-            f"({sum(e.created for e in remembered.entities)} new), {len(remembered.edges)} facts "
-            f"({sum(e.created for e in remembered.edges)} new), {len(remembered.superseded)} superseded."
+            f"Stored artifact {remembered.artifact_id}: entities {len(remembered.entities)} "
+            f"({sum(e.created for e in remembered.entities)} new), facts {len(remembered.edges)} "
+            f"({sum(e.created for e in remembered.edges)} new), superseded {len(remembered.superseded)}."
         )
         trajectory = self.build(final=summary, extra={"artifact_id": remembered.artifact_id})
         self._insert(conn, dataset_id, trajectory)
