@@ -262,6 +262,24 @@ def test_an_async_eval_remember_stores_its_trajectory_with_the_job_found_by_its_
     assert count_rows(db, "gb_trajectories") == 1
 
 
+def test_an_eval_batch_stores_one_trajectory_per_text_each_found_by_its_artifact(
+    api, eval_models, local_jobs
+):
+    texts = [
+        {"text": "Alice lives in Rome.", "reference_time": "2025-06-01T00:00:00Z", "session_id": "b"},
+        {"text": "Alice lives in Paris.", "reference_time": "2024-06-01T00:00:00Z", "session_id": "a"},
+    ]
+    accepted = api.post("/v1/gb/remember/batch", {"user_id": "u1", "texts": texts, "eval": True})
+    assert accepted.status == 202, accepted.json
+    assert local_jobs.wait_until_empty(30)
+
+    listed = api.get(url("/v1/gb/trajectories", user_id="u1", kind="remember")).json["trajectories"]
+
+    rome, paris = (a["artifact_id"] for a in accepted.json["artifacts"])
+    # applied in order of reference time: Paris first
+    assert [(t["artifact_id"], t["session_id"]) for t in listed] == [(paris, "a"), (rome, "b")]
+
+
 def test_an_async_remember_without_eval_records_no_trajectory(api, db, eval_models, local_jobs):
     accepted = api.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme.", "async": True})
     assert accepted.status == 202

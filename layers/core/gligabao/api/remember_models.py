@@ -426,6 +426,11 @@ class BatchRememberRequest(BaseModel):
     )
     reasoning: Reasoning = Field(default_factory=dict)
     models: Models = Field(default_factory=dict)
+    eval: StrictBool = Field(
+        default=False,
+        description="true: every text's remember is an eval call, its trajectory stored with its job: "
+        "GET /v1/gb/trajectories?user_id=&dataset=&artifact_id= finds each once its artifact is done",
+    )
 
     def check_size(self, limits: Limits) -> None:
         if len(self.texts) > limits.batch_remember_max_texts:

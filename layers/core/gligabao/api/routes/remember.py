@@ -136,6 +136,7 @@ def remember_batch(
         texts=[text.queued() for text in request.texts],
         reasoning=request.reasoning,
         models=request.models,
+        eval=request.eval,
     )
     return _accepted(
         BatchAcceptedResponse(
