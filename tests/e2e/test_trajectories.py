@@ -4,12 +4,14 @@ the isolation of every other read."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import quote
 
 import atif
 import pytest
 from conftest import count_rows, reconfigure
 from fakes.anthropic_server import Reply
+from image_files import b64, image_body, image_file
 from remember_helpers import prompt_of, remember, rule_based_model
 
 from gligabao.limits import Limits
@@ -231,65 +233,32 @@ def test_forgetting_a_text_forgets_the_trajectory_that_holds_it(api, db, eval_mo
     ]
 
 
-def test_eval_on_an_image_remember_is_refused(api, eval_models):
-    reply = api.post(
-        "/v1/gb/remember",
-        {"user_id": "u1", "image": {"media_type": "image/png", "data": "iVBORw0KGgo="}, "eval": True},
-    )
+def test_an_eval_image_remember_records_its_vision_call_and_never_the_images_bytes(api, eval_models):
+    data = image_file("image/png")
 
-    assert reply.status == 400
-    assert "eval" in reply.json["error"]
+    reply = api.post("/v1/gb/remember", image_body(data, caption="Alice works at Acme.", eval=True))
 
-
-def test_an_async_eval_remember_stores_its_trajectory_with_the_job_found_by_its_artifact(
-    api, db, eval_models, local_jobs
-):
-    accepted = api.post(
-        "/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme.", "async": True, "eval": True}
-    )
-    assert accepted.status == 202 and "trajectory" not in accepted.json
-    assert local_jobs.wait_until_empty(30)
-
-    listed = api.get(url("/v1/gb/trajectories", user_id="u1", artifact_id=accepted.json["artifact_id"])).json
-    [summary] = listed["trajectories"]
-    read = api.get(url(f"/v1/gb/trajectories/{summary['id']}", user_id="u1")).json
-
-    assert (summary["kind"], summary["artifact_id"]) == ("remember", accepted.json["artifact_id"])
-    trajectory = read["trajectory"]
+    assert reply.status == 200, reply.json
+    trajectory = reply.json["trajectory"]
     atif.Trajectory.model_validate(trajectory)
-    assert stage_names(trajectory) == ["chunking", "extraction", "embedding", "resolution", "storage"]
-    assert trajectory["extra"]["input"]["text"] == "Alice works at Acme."
+    assert stage_names(trajectory) == ["extraction", "embedding", "resolution", "storage"]
+    assert [s["extra"]["stage"] for s in steps_named(trajectory, "agent")[:-1]] == ["image", "embed"]
+    assert trajectory["extra"]["input"]["data"] == {"bytes": len(data)}
+    assert b64(data) not in json.dumps(trajectory)
+
+
+def test_an_eval_remember_of_a_repeated_image_records_its_lookup_and_no_model_call(api, db, eval_models):
+    data = image_file("image/png")
+    api.post("/v1/gb/remember", image_body(data, caption="Alice works at Acme."))
+
+    again = api.post("/v1/gb/remember", image_body(data, eval=True))
+
+    assert again.status == 200 and again.json["repeated"] is True
+    trajectory = again.json["trajectory"]
+    atif.Trajectory.model_validate(trajectory)
+    assert stage_names(trajectory) == ["lookup"]
+    assert trajectory["final_metrics"]["total_cost_usd"] == 0
     assert count_rows(db, "gb_trajectories") == 1
-
-
-def test_an_eval_batch_stores_one_trajectory_per_text_each_found_by_its_artifact(
-    api, eval_models, local_jobs
-):
-    texts = [
-        {"text": "Alice lives in Rome.", "reference_time": "2025-06-01T00:00:00Z", "session_id": "b"},
-        {"text": "Alice lives in Paris.", "reference_time": "2024-06-01T00:00:00Z", "session_id": "a"},
-    ]
-    accepted = api.post("/v1/gb/remember/batch", {"user_id": "u1", "texts": texts, "eval": True})
-    assert accepted.status == 202, accepted.json
-    assert local_jobs.wait_until_empty(30)
-
-    listed = api.get(url("/v1/gb/trajectories", user_id="u1", kind="remember")).json["trajectories"]
-
-    rome, paris = (a["artifact_id"] for a in accepted.json["artifacts"])
-    # applied in order of reference time: Paris first
-    assert [(t["artifact_id"], t["session_id"]) for t in listed] == [(paris, "a"), (rome, "b")]
-
-
-def test_an_async_remember_without_eval_records_no_trajectory(api, db, eval_models, local_jobs):
-    accepted = api.post("/v1/gb/remember", {"user_id": "u1", "text": "Alice works at Acme.", "async": True})
-    assert accepted.status == 202
-    assert local_jobs.wait_until_empty(30)
-
-    assert (
-        api.get(url("/v1/gb/artifacts/" + str(accepted.json["artifact_id"]), user_id="u1")).json["status"]
-        == "done"
-    )
-    assert count_rows(db, "gb_trajectories") == 0
 
 
 # --- GET /v1/gb/trajectories --------------------------------------------------------------------

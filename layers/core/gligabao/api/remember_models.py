@@ -274,6 +274,7 @@ class RememberRequest(BaseModel):
             reference_time=self.reference_time,
             reasoning=self.reasoning,
             models=self.models,
+            eval=self.eval,
         )
 
     def check_content(self) -> None:
@@ -282,8 +283,6 @@ class RememberRequest(BaseModel):
             raise BadRequest("exactly one of text and image is required")
         if self.caption is not None and self.image is None:
             raise BadRequest("caption is only for an image")
-        if self.eval and self.image is not None:
-            raise BadRequest("eval: trajectories are recorded for texts, not images")
 
 
 class RememberedEntity(BaseModel):

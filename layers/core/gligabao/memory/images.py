@@ -30,6 +30,7 @@ from gligabao.memory.names import normalized_name
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import Remembered, TextToRemember, embed, judge_facts, write_graph
+from gligabao.memory.trajectory import recorder_for
 from gligabao.model import IMAGE_MEDIA_TYPES
 from gligabao.observability.inferences import save_inferences
 
@@ -47,6 +48,7 @@ class ImageToRemember:
     reference_time: datetime | None = None
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
+    eval: bool = False  # record the call's trajectory (SPEC section 10)
 
 
 def sniffed_media_type(data: bytes) -> str | None:
@@ -102,6 +104,7 @@ def remember_image(
         session_id=image.session_id,
         request_id=request_id,
     ) as op:
+        op.trajectory = recorder_for("remember", op.call, image, image.caption or image.media_type)
         with memory.database.transaction(image.user_id, image.dataset) as uow:
             first = (
                 image_rows.find_image(uow.conn, uow.dataset_id, sha256)
@@ -109,7 +112,7 @@ def remember_image(
                 else None
             )
         if first is not None:
-            return _repeated(image, first)
+            return op.trajectory.save_repeated(memory, image.user_id, _repeated(image, first))
         llm, embedder, geo = memory.llm, memory.embedder, memory.geo  # 503s before any model call
         now = memory.clock()
         reference_time = image.reference_time or now
@@ -136,6 +139,7 @@ def remember_image(
         if not description:
             raise ProviderError("LLM reply of stage image had an empty description")
         graph = merge_extractions([reply], reference_time, name_max_chars=memory.limits.entity_name_max_chars)
+        op.trajectory.extraction(graph)
         # From here on the image is remembered as the text of its description.
         as_text = TextToRemember(
             user_id=image.user_id,
@@ -147,8 +151,10 @@ def remember_image(
             models=image.models,
         )
         vectors = embed(embedder, op.call, graph, [], deadline)
+        op.trajectory.embedding(vectors)
         judgement = judge_facts(memory, op.call, as_text, graph, vectors, reference_time, now, deadline)
         places = locate_places(geo, graph.entities)  # {} while geo is off
+        op.trajectory.resolution(graph, judgement, places)
         with memory.database.transaction(image.user_id) as uow:
             dataset_id = dataset_rows.lock_or_create(uow.conn, image.user_id, image.dataset)
             op.call.dataset_id = dataset_id
@@ -184,6 +190,7 @@ def remember_image(
                 )
                 remembered = replace(remembered, description=description)
             save_inferences(uow.conn, op.call)
+            remembered = op.trajectory.save_remember(uow.conn, dataset_id, remembered)
         return remembered
 
 

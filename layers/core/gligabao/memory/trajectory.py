@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from gligabao.memory.evidence import Evidence
     from gligabao.memory.extraction import TextGraph
     from gligabao.memory.fact_resolution import Judgement
+    from gligabao.memory.ports import Memory
     from gligabao.memory.retrieval import Context
 
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -77,6 +78,9 @@ class NoTrajectory:
         return None
 
     def save_remember(self, _conn: Any, _dataset_id: int, remembered: Any) -> Any:
+        return remembered
+
+    def save_repeated(self, _memory: Any, _user_id: str, remembered: Any) -> Any:
         return remembered
 
     def save_query(self, *_args: Any, **_kwargs: Any) -> None:
@@ -316,6 +320,24 @@ class TrajectoryRecorder:
         )
         trajectory = self.build(final=summary, extra={"artifact_id": remembered.artifact_id})
         self._insert(conn, dataset_id, trajectory)
+        return replace(remembered, trajectory=trajectory)
+
+    def save_repeated(self, memory: Memory, user_id: str, remembered: Any) -> Any:
+        """An image the dataset holds: answered from its first remember, no model call, nothing
+        stored but this trajectory (in a transaction of its own)."""
+        self.stage(
+            "lookup",
+            inputs={"sha256": "of the image"},
+            outputs={"repeated": True, "artifact_id": remembered.artifact_id},
+            note="the dataset holds this image: its first remember is the answer",
+        )
+        trajectory = self.build(
+            final=f"Repeated image: artifact {remembered.artifact_id}, stored before.",
+            extra={"artifact_id": remembered.artifact_id, "repeated": True},
+        )
+        with memory.database.transaction(user_id, remembered.dataset) as uow:
+            if uow.dataset_id is not None:
+                self._insert(uow.conn, uow.dataset_id, trajectory)
         return replace(remembered, trajectory=trajectory)
 
     def save_query(
