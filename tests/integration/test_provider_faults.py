@@ -116,7 +116,7 @@ def test_a_rate_limit_honours_retry_after_then_succeeds(provider, call):
 
     assert succeeded(provider, result)
     assert provider.attempts == 2
-    assert 1.0 <= elapsed < 2.0
+    assert 1.0 <= elapsed < 5.0  # waited the asked second, not an attempt's timeout
     assert_one_inference(call, ok=True)
 
 
@@ -137,7 +137,7 @@ def test_a_retry_after_longer_than_the_time_left_is_a_502_at_once(provider, call
     assert isinstance(error, ProviderError) and error.status == 502
     assert error.message.startswith(f"{provider.what} failed: HTTP 429")
     assert "asked to retry after 30 s, no time left to retry" in error.message
-    assert elapsed < 0.5
+    assert elapsed < 5.0  # not the asked 30 s
     assert provider.attempts == 1
     assert_one_inference(call, ok=False, error="HTTP 429")
 
@@ -163,7 +163,7 @@ def test_a_provider_failing_every_time_is_a_502_after_three_attempts(provider, c
     assert error.message.startswith(f"{provider.what} failed: HTTP {status}")
     assert error.message.endswith("after 3 attempts")
     assert provider.attempts == 3
-    assert elapsed < 2.0  # two backoffs of at most 0.5 and 1 s (the fakes ask for 1 ms)
+    assert elapsed < 10.0  # two short backoffs, far from the 20 s deadline (timings: bench/)
     assert_one_inference(call, ok=False, error=f"HTTP {status}")
 
 
@@ -233,7 +233,7 @@ def test_a_server_that_never_answers_times_out_on_each_attempt(provider, call, s
     assert isinstance(error, ProviderError)
     assert error.message == f"{provider.what} failed: timed out after 3 attempts"
     assert provider.attempts == 3
-    assert elapsed < 3 * 0.5 + 0.5 + 1.0 + 0.5  # three attempts, two backoffs, slack
+    assert elapsed < 8.0  # three short attempts and two backoffs, not the default 60 s timeout
     assert_one_inference(call, ok=False, error="timed out")
 
 
@@ -253,7 +253,7 @@ def test_a_hanging_server_is_given_up_before_the_deadline_less_the_margin(provid
     error, elapsed = timed(lambda: provider.call(call, time.monotonic() + 4))
 
     assert isinstance(error, ProviderError) and "timed out" in error.message
-    assert 1.9 < elapsed < 2.5
+    assert 1.9 < elapsed < 3.9  # the 2 s margin left, within the 4 s deadline
     assert provider.attempts == 1  # no time left for another
     assert_one_inference(call, ok=False)
 
@@ -265,7 +265,7 @@ def test_a_server_trickling_its_reply_is_cut_at_the_attempts_deadline(provider, 
     error, elapsed = timed(lambda: provider.call(call, time.monotonic() + 4))
 
     assert isinstance(error, ProviderError) and "timed out" in error.message
-    assert elapsed < 2.5
+    assert elapsed < 3.9  # cut before the 4 s deadline
     assert_one_inference(call, ok=False)
 
 
