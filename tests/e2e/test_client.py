@@ -142,7 +142,9 @@ def test_forget_an_edge_an_entity_and_an_artifact(memory, db, models):
 
 def test_an_async_remember_is_accepted_then_waited_for(memory, db, models, local_jobs):
     accepted = memory.remember("Alice works at Acme.", run_async=True)
-    batch = memory.remember_batch(["Bob knows Alice.", {"text": "Carol works at Acme.", "session_id": "c"}])
+    batch = memory.remember_batch(
+        ["Bob knows Alice.", {"text": "Carol works at Acme.", "session_id": "c"}], eval=True
+    )
 
     done = memory.wait(accepted.artifact_id, interval=0.05)
     last = memory.wait(batch.artifacts[-1].artifact_id, interval=0.05)
@@ -151,13 +153,16 @@ def test_an_async_remember_is_accepted_then_waited_for(memory, db, models, local
     assert [a.status for a in batch.artifacts] == ["pending", "pending"]
     assert done.status == "done" and sorted(e.name for e in done.entities) == ["Acme", "Alice"]
     assert (last.status, last.session_id) == ("done", "c")
+    [recorded] = memory.trajectories(artifact_id=last.id).trajectories
+    assert recorded.kind == "remember"
 
 
 def test_an_image_is_remembered_with_its_media_type_read_from_its_bytes(memory, db, models):
-    stored = memory.remember_image(image_file("image/jpeg"), caption="Alice works at Acme.")
+    stored = memory.remember_image(image_file("image/jpeg"), caption="Alice works at Acme.", eval=True)
 
     assert stored.description is not None and "image/jpeg" in stored.description
     assert stored.repeated is False
+    assert stored.trajectory is not None
     assert [e.name for e in stored.entities] == ["Alice", "Acme"]
 
 

@@ -211,10 +211,12 @@ class Memory:
         dataset: str | None = None,
         reasoning: str | Mapping[str, str] | None = None,
         models: Mapping[str, str] | None = None,
+        eval: bool = False,
         idempotency_key: str | None = GENERATED,
     ) -> RememberResponse:
         """Remember an image (bytes, or a file's path): a model describes it, and its entities and
-        facts go into the graph. `media_type`: default read from the image's first bytes."""
+        facts go into the graph. `media_type`: default read from the image's first bytes. `eval`:
+        record the call's trajectory."""
         data = Path(image).read_bytes() if isinstance(image, (str, Path)) else image
         body = self._body(
             image={"media_type": media_type or _media_type(data), "data": base64.b64encode(data).decode()},
@@ -224,6 +226,7 @@ class Memory:
             dataset=dataset or self.dataset,
             reasoning=reasoning,
             models=models,
+            eval=eval or None,
         )
         return _parsed(RememberResponse, self._remember_call("/v1/gb/remember", body, idempotency_key))
 
@@ -234,17 +237,25 @@ class Memory:
         dataset: str | None = None,
         reasoning: str | Mapping[str, str] | None = None,
         models: Mapping[str, str] | None = None,
+        eval: bool = False,
         idempotency_key: str | None = GENERATED,
     ) -> BatchAcceptedResponse:
         """Remember up to 100 texts in the background, applied in order of reference_time. Each
-        item is a text, or a mapping with `text` and optional `session_id` and `reference_time`."""
+        item is a text, or a mapping with `text` and optional `session_id` and `reference_time`.
+        `eval`: every text's remember records its trajectory (`trajectories(artifact_id=...)`)."""
         items = [
             {"text": item}
             if isinstance(item, str)
             else {k: _time(v) if k == "reference_time" else v for k, v in item.items() if v is not None}
             for item in texts
         ]
-        body = self._body(texts=items, dataset=dataset or self.dataset, reasoning=reasoning, models=models)
+        body = self._body(
+            texts=items,
+            dataset=dataset or self.dataset,
+            reasoning=reasoning,
+            models=models,
+            eval=eval or None,
+        )
         return _parsed(
             BatchAcceptedResponse, self._remember_call("/v1/gb/remember/batch", body, idempotency_key)
         )
