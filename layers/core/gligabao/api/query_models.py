@@ -163,6 +163,11 @@ class QueryRequest(BaseModel):
     ] = None
     as_of: AsOf = None
     eval: StrictBool = Field(default=False, description=EVAL_DESCRIPTION)
+    answer: Annotated[bool | None, BeforeValidator(_strict_bool)] = Field(
+        default=None,
+        description="false: no answer and no LLM call, only the retrieved context the answer would be "
+        "written from (its entities, edges and passages, and its rendered text); default true",
+    )
 
     @model_validator(mode="after")
     def _radius_needs_nearby(self) -> QueryRequest:
@@ -170,6 +175,12 @@ class QueryRequest(BaseModel):
             raise ValueError(
                 "geo_radius_km turns the nearby search on: it cannot be given with geo_nearby false"
             )
+        if self.answer is False and self.wants_geo:
+            raise ValueError(
+                "answer false makes no LLM call: geo_nearby and geo_radius_km need one (detect_geo)"
+            )
+        if self.answer is False and self.eval:
+            raise ValueError("eval records the trajectory of an answer: it cannot be given with answer false")
         return self
 
     @property
@@ -205,6 +216,7 @@ class QueryRequest(BaseModel):
             as_of=self.as_of,
             nearby_radius_km=radius,
             eval=self.eval,
+            answer=self.answer is not False,
         )
 
 

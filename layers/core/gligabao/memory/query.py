@@ -27,6 +27,7 @@ from datetime import datetime
 from gligabao.ai.prompts.query import QueryReply, query_prompt
 from gligabao.ai.stages import level_for
 from gligabao.errors import NotFound
+from gligabao.memory import retrieval_only
 from gligabao.memory.evidence import Evidence, build_evidence
 from gligabao.memory.geo import detect_places, search_nearby
 from gligabao.memory.operation import operation
@@ -55,6 +56,7 @@ class Question:
     as_of: datetime | None = None  # answer from the facts valid then, superseded ones included
     nearby_radius_km: float | None = None  # geo on: search the entities this near the question's places
     eval: bool = False  # record the call's trajectory (SPEC section 10)
+    answer: bool = True  # False: the retrieved context only, no LLM call (memory/retrieval_only.py)
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,8 @@ def answer(memory: Memory, question: Question) -> Answer:
         request_id=question.request_id,
     ) as op:
         op.trajectory = recorder_for("query", op.call, question, question.query)
-        llm, embedder = memory.llm, memory.embedder  # 503 before anything when a key is missing
-        geo = memory.geo
+        llm, embedder = memory.llm if question.answer else None, memory.embedder  # 503 before anything
+        geo = memory.geo if question.answer else None  # detect_geo is an LLM call
         with memory.database.transaction(question.user_id, question.dataset) as uow:
             if uow.dataset_id is None:
                 raise NotFound(f"dataset {question.dataset!r} not found")
@@ -119,12 +121,14 @@ def answer(memory: Memory, question: Question) -> Answer:
             )
             context.add_nearby(around)
 
-        if context.empty:
+        if context.empty and question.answer:
             text, evidence = NO_CONTEXT_ANSWER, Evidence()
         else:
             system, content = query_prompt(
                 context, question.query, memory.clock().replace(microsecond=0), as_of=question.as_of
             )
+            if not question.answer:  # what this prompt holds, returned instead of sent
+                return retrieval_only.retrieved(memory, op, question, context, content)
             reply = llm.complete(
                 op.call,
                 "query",

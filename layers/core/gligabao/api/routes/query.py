@@ -8,12 +8,14 @@ from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from gligabao.api.context_models import ContextResponse
 from gligabao.api.deps import Invocation, invocation, memory
 from gligabao.api.models import CONFIGURATION_INVALID, documented_responses
 from gligabao.api.query_models import QueryRequest, QueryResponse
 from gligabao.bootstrap import Bundle
 from gligabao.errors import BadRequest
 from gligabao.memory import query
+from gligabao.memory.retrieval_only import RetrievedContext
 
 router = APIGatewayHttpRouter()
 
@@ -32,15 +34,21 @@ _ERRORS = {
 @router.post(
     "/v1/gb/query",
     tags=["query"],
-    summary="Answer a question from the knowledge graph, with the evidence used",
-    responses=documented_responses("the answer and its evidence", _ERRORS),
+    summary="Answer a question from the knowledge graph, with the evidence used (or only the context)",
+    responses=documented_responses(
+        'the answer and its evidence; with "answer": false, the retrieved context instead (no LLM call)',
+        _ERRORS,
+    ),
 )
 def post_query(
     request: Annotated[QueryRequest, Body()],
     deps: Annotated[Bundle, Depends(memory)],
     call: Annotated[Invocation, Depends(invocation)],
-) -> QueryResponse:
+) -> QueryResponse | ContextResponse:
     if request.wants_geo and not deps.settings.geo:
         raise BadRequest("geo is not enabled on this server: geo_nearby and geo_radius_km need GB_GEO=on")
     question = request.question(call.request_id, call.deadline, default_radius_km=deps.settings.geo_radius_km)
-    return QueryResponse.from_domain(query.answer(deps, question))
+    result = query.answer(deps, question)
+    if isinstance(result, RetrievedContext):
+        return ContextResponse.from_domain(result)
+    return QueryResponse.from_domain(result)
