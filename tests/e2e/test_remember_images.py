@@ -186,7 +186,10 @@ def test_bytes_of_no_served_image_type_are_400(api, db, models, data):
 @pytest.mark.parametrize(
     ("body", "says"),
     [
-        ({**image_body(image_file()), "text": "Alice works at Acme."}, "exactly one of text and image"),
+        (
+            {**image_body(image_file()), "text": "Alice works at Acme."},
+            "exactly one of text, image and facts",
+        ),
         (image_body(image_file(), "image/bmp"), "image.media_type"),
         ({"user_id": "u1", "image": {"media_type": "image/png", "data": "iVBORw0KGgo"}}, "image.data"),
         ({"user_id": "u1", "image": {"media_type": "image/png"}}, "image.data is required"),

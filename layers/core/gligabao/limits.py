@@ -191,6 +191,12 @@ class Limits(BaseModel):
         900.0, ge=0, le=43_200, description="longest wait before a job's retry (SQS allows 12 hours)"
     )
 
+    # --- remember with facts (bring your own facts) ----------------------------------------------
+    # A text's extraction yields some tens of entities and edges per chunk; the facts of one
+    # remember are embedded in one request and judged by one resolve call, as a text's are.
+    facts_max_entities: int = Field(500, gt=0, description="entities of one remember with facts; 400 above")
+    facts_max_edges: int = Field(500, gt=0, description="edges of one remember with facts; 400 above")
+
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
         """The defaults, with each `GB_<NAME>` of `env` instead (validated: a bad value is an error)."""

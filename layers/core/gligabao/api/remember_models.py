@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
+from gligabao.api.facts_models import FactsInput
 from gligabao.api.models import absent, edge_fields
 from gligabao.api.trajectory_models import (
     EVAL_DESCRIPTION,
@@ -49,6 +50,7 @@ from gligabao.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory.async_remember import QueuedText
+    from gligabao.memory.facts import FactsToRemember
     from gligabao.memory.images import ImageToRemember
     from gligabao.memory.remember import Remembered, TextToRemember
 
@@ -114,7 +116,7 @@ Text = Annotated[
                 {"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN},
                 {"type": "null"},
             ],
-            "description": "the text to remember, not blank; exactly one of text and image",
+            "description": "the text to remember, not blank; exactly one of text, image and facts",
         }
     ),
 ]
@@ -186,7 +188,8 @@ class ImageInput(BaseModel):
 class RememberRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        # check_content's rule, documented: exactly one of text and image, a caption only with an image.
+        # check_content's rule, documented: exactly one of text, image and facts, a caption only with
+        # an image.
         json_schema_extra={
             "oneOf": [
                 {
@@ -194,6 +197,10 @@ class RememberRequest(BaseModel):
                     "properties": {"text": {"type": "string"}, "caption": {"type": "null"}},
                 },
                 {"required": ["image"], "properties": {"image": {"type": "object"}}},
+                {
+                    "required": ["facts"],
+                    "properties": {"facts": {"type": "object"}, "caption": {"type": "null"}},
+                },
             ]
         },
     )
@@ -203,6 +210,11 @@ class RememberRequest(BaseModel):
     session_id: SessionId = None
     text: Text = None
     image: ImageInput | None = None
+    facts: FactsInput | None = Field(
+        default=None,
+        description="instead of a text: entities and edges already extracted, in the extraction's shape; "
+        "no extraction call, the rest as for a text (the artifact, of kind facts, holds them as given)",
+    )
     caption: Caption = None
     reference_time: ReferenceTime = None
     reasoning: Reasoning = Field(default_factory=dict)
@@ -260,6 +272,21 @@ class RememberRequest(BaseModel):
             eval=self.eval,
         )
 
+    def facts_to_remember(self) -> FactsToRemember:
+        from gligabao.memory.facts import FactsToRemember
+
+        assert self.facts is not None  # check_content's rule
+        return FactsToRemember(
+            user_id=self.user_id,
+            dataset=self.dataset,
+            facts=self.facts.extraction(),
+            given=self.facts.as_given(),
+            session_id=self.session_id,
+            reference_time=self.reference_time,
+            reasoning=self.reasoning,
+            models=self.models,
+        )
+
     def image_to_remember(self) -> ImageToRemember:
         from gligabao.memory.images import ImageToRemember
 
@@ -277,12 +304,16 @@ class RememberRequest(BaseModel):
             eval=self.eval,
         )
 
-    def check_content(self) -> None:
-        """Exactly one of text and image; a caption goes with an image."""
-        if (self.text is None) == (self.image is None):
-            raise BadRequest("exactly one of text and image is required")
+    def check_content(self, limits: Limits | None = None) -> None:
+        """Exactly one of text, image and facts; a caption goes with an image; facts within the limits."""
+        if sum(content is not None for content in (self.text, self.image, self.facts)) != 1:
+            raise BadRequest("exactly one of text, image and facts is required")
         if self.caption is not None and self.image is None:
             raise BadRequest("caption is only for an image")
+        if self.eval and self.facts is not None:
+            raise BadRequest("eval: trajectories are recorded for texts and images, not facts")
+        if self.facts is not None and limits is not None:
+            self.facts.check(limits)
 
 
 class RememberedEntity(BaseModel):

@@ -108,7 +108,7 @@ def fill_pending_artifact(
             UPDATE gb_artifacts
             SET status = 'done', error = NULL, reference_time = %(reference_time)s,
                 content_sha256 = encode(sha256(convert_to(text, 'UTF8')), 'hex')
-            WHERE id = %(artifact_id)s AND dataset_id = %(dataset_id)s AND kind = 'text'
+            WHERE id = %(artifact_id)s AND dataset_id = %(dataset_id)s AND kind IN ('text', 'facts')
               AND status <> 'done'
             RETURNING id, session_id
         ),

@@ -19,6 +19,7 @@ class PendingText:
     text: str
     session_id: str | None
     reference_time: datetime
+    kind: str = "text"  # or "facts"
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class ClaimedArtifact:
     text: str
     session_id: str | None
     reference_time: datetime
+    kind: str = "text"
 
 
 def insert_pending(conn: psycopg.Connection, dataset_id: int, texts: Sequence[PendingText]) -> list[int]:
@@ -37,14 +39,15 @@ def insert_pending(conn: psycopg.Connection, dataset_id: int, texts: Sequence[Pe
     rows = conn.execute(
         """
         INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, status)
-        SELECT %(dataset_id)s, 'text', t.text, t.session_id, t.reference_time, 'pending'
-        FROM unnest(%(text)s::text[], %(session_id)s::text[], %(reference_time)s::timestamptz[])
-             WITH ORDINALITY AS t(text, session_id, reference_time, ord)
+        SELECT %(dataset_id)s, t.kind, t.text, t.session_id, t.reference_time, 'pending'
+        FROM unnest(%(kind)s::text[], %(text)s::text[], %(session_id)s::text[], %(reference_time)s::timestamptz[])
+             WITH ORDINALITY AS t(kind, text, session_id, reference_time, ord)
         ORDER BY t.ord
         RETURNING id
         """,
         {
             "dataset_id": dataset_id,
+            "kind": [t.kind for t in texts],
             "text": [t.text for t in texts],
             "session_id": [t.session_id for t in texts],
             "reference_time": [t.reference_time for t in texts],
@@ -60,8 +63,8 @@ def claim(conn: psycopg.Connection, artifact_id: int) -> ClaimedArtifact | None:
         """
         UPDATE gb_artifacts a SET status = 'running'
         FROM gb_datasets d
-        WHERE a.id = %s AND a.kind = 'text' AND a.status <> 'done' AND d.id = a.dataset_id
-        RETURNING a.id, d.name AS dataset, a.text, a.session_id, a.reference_time
+        WHERE a.id = %s AND a.kind IN ('text', 'facts') AND a.status <> 'done' AND d.id = a.dataset_id
+        RETURNING a.id, d.name AS dataset, a.text, a.session_id, a.reference_time, a.kind
         """,
         [artifact_id],
     ).fetchone()

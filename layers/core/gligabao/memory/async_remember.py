@@ -24,6 +24,7 @@ from enum import Enum
 from gligabao.db import datasets as dataset_rows
 from gligabao.db import jobs as job_rows
 from gligabao.errors import GbError
+from gligabao.memory.facts import facts_request, remember_facts
 from gligabao.memory.ports import JobQueue, Memory
 from gligabao.memory.remember import AlreadyStored, TextToRemember, remember_text
 
@@ -37,6 +38,7 @@ class QueuedText:
     text: str
     session_id: str | None = None
     reference_time: datetime | None = None
+    kind: str = "text"  # or "facts": the text is the facts as given (memory/facts.py)
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ def accept(
     order given. When the queue refuses a job, its artifact and the later ones are marked failed and
     the call raises QueueUnavailable (503): nothing is left pending with no job to run it."""
     now = memory.clock()
-    pending = [job_rows.PendingText(t.text, t.session_id, t.reference_time or now) for t in texts]
+    pending = [job_rows.PendingText(t.text, t.session_id, t.reference_time or now, t.kind) for t in texts]
     with memory.database.transaction(user_id) as uow:
         dataset_id = dataset_rows.lock_or_create(uow.conn, user_id, dataset)
         ids = job_rows.insert_pending(uow.conn, dataset_id, pending)
@@ -171,7 +173,16 @@ def run(
         eval=job.eval,
     )
     try:
-        remember_text(memory, request, request_id=request_id, deadline=deadline, artifact_id=claimed.id)
+        if claimed.kind == "facts":
+            remember_facts(
+                memory,
+                facts_request(request),
+                request_id=request_id,
+                deadline=deadline,
+                artifact_id=claimed.id,
+            )
+        else:
+            remember_text(memory, request, request_id=request_id, deadline=deadline, artifact_id=claimed.id)
     except AlreadyStored:
         return Outcome.SKIPPED
     except Exception as exc:

@@ -20,6 +20,7 @@ from gligabao.api.remember_models import (
 from gligabao.bootstrap import Bundle
 from gligabao.memory import async_remember
 from gligabao.memory.async_remember import QueuedText
+from gligabao.memory.facts import remember_facts
 from gligabao.memory.images import remember_image
 from gligabao.memory.remember import remember_text
 
@@ -34,8 +35,10 @@ IDEMPOTENCY_KEY_DESCRIPTION = (
 
 _ERRORS = {
     400: "invalid JSON body, unknown field, blank text, bad user_id, dataset, session_id, reference_time, "
-    "reasoning, models, image or caption, or not exactly one of text and image; an image whose bytes "
-    "are not its media_type (png, jpeg, gif or webp); a malformed Idempotency-Key",
+    "reasoning, models, image or caption, or not exactly one of text, image and facts; an image whose bytes "
+    "are not its media_type (png, jpeg, gif or webp); facts with an edge naming no listed entity, an empty "
+    "name, a bad time or more entities or edges than GB_FACTS_MAX_ENTITIES or GB_FACTS_MAX_EDGES; a "
+    "malformed Idempotency-Key",
     409: "the Idempotency-Key was used with another body, or its first request still runs (Retry-After)",
     413: "the body is larger than the remember limit (1 MiB by default for a text; for an image, its "
     "base64 and 64 KiB more), or the image is larger than 4 MiB decoded (GB_IMAGE_MAX_BYTES)",
@@ -66,7 +69,7 @@ _BATCH_ERRORS = {
 @router.post(
     "/v1/gb/remember",
     tags=["remember"],
-    summary="Remember a text or an image: its entities and facts into the dataset's graph",
+    summary="Remember a text, an image or facts: their entities and facts into the dataset's graph",
     responses={
         **documented_responses("what was stored: entities, edges, superseded edges, chunks", _ERRORS),
         200: {
@@ -83,7 +86,9 @@ def remember(
     # Served before routing (api/idempotency.py); declared here for the OpenAPI document.
     idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_KEY_DESCRIPTION)] = None,
 ) -> RememberResponse | AcceptedResponse:  # the 202's body is validated too
-    request.check_content()
+    request.check_content(deps.limits)
+    if request.facts is not None:
+        return _remember_facts(request, deps, call)
     if request.image is not None:
         remembered = remember_image(
             deps, request.image_to_remember(), request_id=call.request_id, deadline=call.deadline
@@ -144,6 +149,28 @@ def remember_batch(
             artifacts=[AcceptedResponse(artifact_id=artifact_id, status="pending") for artifact_id in ids],
         )
     )
+
+
+def _remember_facts(
+    request: RememberRequest, deps: Bundle, call: Invocation
+) -> RememberResponse | AcceptedResponse:
+    """Facts the caller extracted: as a text from its extraction on, asynchronously when asked."""
+    if request.run_async:
+        _providers_configured(deps)
+        [artifact_id] = async_remember.accept(
+            deps,
+            deps.jobs,
+            user_id=request.user_id,
+            dataset=request.dataset,
+            texts=[QueuedText(request.facts.as_given(), request.session_id, request.reference_time, "facts")],
+            reasoning=request.reasoning,
+            models=request.models,
+        )
+        return _accepted(AcceptedResponse(artifact_id=artifact_id, status="pending"))
+    remembered = remember_facts(
+        deps, request.facts_to_remember(), request_id=call.request_id, deadline=call.deadline
+    )
+    return RememberResponse.from_domain(remembered)
 
 
 def _providers_configured(deps: Bundle) -> None:
