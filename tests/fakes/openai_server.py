@@ -1,4 +1,5 @@
-"""A fake OpenAI Embeddings API (POST /v1/embeddings) for the real `openai` SDK.
+"""A fake OpenAI API for the real `openai` SDK: Embeddings (POST /v1/embeddings) and Chat
+Completions (POST /v1/chat/completions, the protocol of OpenAI-compatible LLM servers).
 
 Vectors are deterministic: a bag of the text's lowercase words, each hashed to a
 signed position, L2-normalised. Identical texts have cosine 1; texts sharing most
@@ -8,17 +9,28 @@ words have a high cosine; unrelated texts are near 0.
     fake_openai.fail(500, times=3)                   # the next requests fail (every attempt)
     fake_openai.mangle(lambda reply: {...})          # rewrite the next reply (wrong counts, sizes)
     fake_openai.inject(Fault.never_answer())         # transport faults and raw bodies (fake_http.py)
+
+Chat Completions answer, in order of precedence, from the queue, the responder (given the request
+in the Messages API's shape, so the Anthropic fake's responders serve here too), else `{}`:
+
+    fake_openai.queue_chat({"entities": []})                    # JSON text
+    fake_openai.queue_chat(Chat(text="```json\n{}\n```"))     # raw text
+    fake_openai.queue_chat(Chat(text='{"a": ', finish_reason="length"))
+    fake_openai.chat_responder = rule_based_model
+    fake_openai.structured_output = False   # a server that refuses response_format json_schema (400)
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import math
 import re
 import struct
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from fakes.fake_http import FakeServer, RecordedRequest, Response
@@ -33,12 +45,31 @@ ERROR_TYPES = {
 }
 
 
+@dataclass
+class Chat:
+    """One Chat Completions reply."""
+
+    data: Any = None  # sent as JSON text
+    text: str | None = None  # sent as is (wins over data)
+    finish_reason: str = "stop"
+    refusal: str | None = None
+    usage: dict | None = field(default_factory=dict)  # overrides of the computed usage; None: no usage
+    status: int = 200  # >= 400: an error reply
+
+    @property
+    def answer_text(self) -> str:
+        return self.text if self.text is not None else json.dumps(self.data if self.data is not None else {})
+
+
 class FakeOpenAI(FakeServer):
     def __init__(self) -> None:
         super().__init__()
         self.overrides: dict[str, list[float]] = {}
         self.failures: deque[int] = deque()
         self.manglers: deque[Callable[[dict], dict]] = deque()
+        self.chat_replies: deque[Chat] = deque()
+        self.chat_responder: Callable[[dict], Any] | None = None
+        self.structured_output = True  # False: response_format json_schema is a 400, as some servers do
 
     def reset(self) -> None:
         super().reset()
@@ -46,6 +77,19 @@ class FakeOpenAI(FakeServer):
             self.overrides.clear()
             self.failures.clear()
             self.manglers.clear()
+            self.chat_replies.clear()
+            self.chat_responder = None
+            self.structured_output = True
+
+    def queue_chat(self, *replies: Chat | dict | str, times: int = 1) -> None:
+        with self.lock:
+            for _ in range(times):
+                self.chat_replies.extend(as_chat(reply) for reply in replies)
+
+    @property
+    def chat_requests(self) -> list[dict]:
+        """The bodies of the Chat Completions requests received, in order."""
+        return [r.body for r in self.requests if r.path == "/v1/chat/completions"]
 
     def override(self, text: str, vector: list[float]) -> None:
         with self.lock:
@@ -74,6 +118,8 @@ class FakeOpenAI(FakeServer):
         return error_response(status, message)
 
     def handle(self, request: RecordedRequest) -> Response:
+        if request.method == "POST" and request.path == "/v1/chat/completions":
+            return self._chat(request)
         if request.method != "POST" or request.path != "/v1/embeddings":
             return error_response(404, f"no route {request.method} {request.path}")
         if not bearer_token(request.headers.get("authorization", "")):
@@ -103,6 +149,115 @@ class FakeOpenAI(FakeServer):
             "model": body["model"],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
+
+    def _chat(self, request: RecordedRequest) -> Response:
+        if not bearer_token(request.headers.get("authorization", "")):
+            return error_response(401, "Incorrect API key provided")
+        body = request.body
+        problem = chat_problem(body)
+        if problem:
+            return error_response(400, problem)
+        if "response_format" in body and not self.structured_output:
+            return error_response(400, "response_format: json_schema is not supported by this server")
+        with self.lock:
+            reply = self.chat_replies.popleft() if self.chat_replies else None
+            responder = self.chat_responder
+        if reply is None:
+            reply = as_chat(responder(as_messages_request(body)) if responder else {})
+        if reply.status >= 400:
+            return error_response(reply.status, f"fake error {reply.status}")
+        return Response(200, chat_completion(body, reply))
+
+
+def as_chat(reply: Chat | dict | str) -> Chat:
+    if isinstance(reply, Chat):
+        return reply
+    return Chat(text=reply) if isinstance(reply, str) else Chat(data=reply)
+
+
+def chat_problem(body: Any) -> str | None:
+    """What an OpenAI-compatible server would reject in a Chat Completions body."""
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str) or not body["model"]:
+        return "model: field required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages: at least one message is required"
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") not in ("system", "user", "assistant"):
+            return "messages: each message needs a role of system, user or assistant"
+        content = message.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if part.get("type") == "image_url":
+                    if not str(part.get("image_url", {}).get("url", "")).startswith("data:image/"):
+                        return "image_url.url: a data URL of an image is expected"
+                elif part.get("type") != "text":
+                    return f"content part type {part.get('type')!r} is not supported"
+        elif not isinstance(content, str):
+            return "messages: content must be a string or a list of parts"
+    output_format = body.get("response_format")
+    if output_format is not None and (
+        output_format.get("type") != "json_schema"
+        or not isinstance(output_format.get("json_schema", {}).get("schema"), dict)
+    ):
+        return "response_format: json_schema with a schema object is expected"
+    if body.get("reasoning_effort") not in (None, "low", "medium", "high"):
+        return "reasoning_effort: must be low, medium or high"
+    return None
+
+
+def as_messages_request(body: dict) -> dict:
+    """The Chat Completions body in the Messages API's shape: system apart, image parts as
+    base64 image blocks (what the Anthropic fake's responders read)."""
+    system = "\n".join(m["content"] for m in body["messages"] if m["role"] == "system")
+    messages = []
+    for message in body["messages"]:
+        if message["role"] == "system":
+            continue
+        content = message["content"]
+        if isinstance(content, list):
+            content = [_as_block(part) for part in content]
+        messages.append({"role": message["role"], "content": content})
+    return {"model": body["model"], "system": system, "messages": messages}
+
+
+def _as_block(part: dict) -> dict:
+    if part["type"] != "image_url":
+        return part
+    head, _, data = part["image_url"]["url"].partition(",")
+    media_type = head.removeprefix("data:").removesuffix(";base64")
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def chat_completion(body: dict, reply: Chat) -> dict:
+    text = reply.answer_text
+    prompt = " ".join(
+        m["content"] if isinstance(m["content"], str) else " ".join(p.get("text", "") for p in m["content"])
+        for m in body["messages"]
+    )
+    reasoning = 12 if body.get("reasoning_effort") else 0
+    usage = {
+        "prompt_tokens": max(1, len(prompt.split())),
+        "completion_tokens": len(text.split()) + reasoning,
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
+    }
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    completion = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": reply.refusal},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+    }
+    if reply.usage is not None:
+        completion["usage"] = {**usage, **reply.usage}
+    return completion
 
 
 def request_problem(body: Any) -> str | None:

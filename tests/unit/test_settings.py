@@ -58,7 +58,7 @@ def test_the_auth_mode_is_iam_unless_the_environment_says_otherwise():
         ("GB_SIMILARITY_THRESHOLD", "high"),
         ("GB_KEYWORD_SEEDS", "0"),
         ("GB_EMBEDDING_DIMENSIONS", "-3"),
-        ("GB_LLM_PROVIDER", "openai"),
+        ("GB_LLM_PROVIDER", "vertex"),
         ("GB_AUTH_MODE", "cognito"),
     ],
 )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from gligabao.ai.embeddings import Embedder
 from gligabao.ai.llm import LLM
+from gligabao.ai.prices import Price
 from gligabao.ai.retries import RetryPolicy
 from gligabao.aws.secrets import ProviderKeys, database_url_from_secret
 from gligabao.db.connection import Database
@@ -81,6 +82,8 @@ class Bundle:
             return self._llm
         settings = self.settings
         llm_retry = RetryPolicy.for_llm(settings.limits)
+        if settings.llm_provider == "openai":
+            return self._client("llm", self.keys.require("OPENAI_API_KEY", "LLM"), openai_llm(settings))
         if settings.llm_provider == "bedrock":
             return self._client(
                 "llm",
@@ -112,6 +115,7 @@ class Bundle:
                 dimensions=settings.embedding_dimensions,
                 base_url=settings.openai_base_url,
                 retry=RetryPolicy.for_embeddings(settings.limits),
+                prices=model_prices(settings),
             ),
         )
 
@@ -156,6 +160,30 @@ class Bundle:
             if built is None or built[0] != key:
                 built = self._built[name] = (key, build(key))
             return built[1]
+
+
+def openai_llm(settings: Settings) -> Callable[[str], ports.LLM]:
+    """The builder of the OpenAI-compatible LLM (GB_LLM_PROVIDER=openai), given the key. Its model
+    must be named: the default one is Anthropic's, which no such server has."""
+    if "llm_model" not in settings.model_fields_set:
+        raise NotConfigured(
+            "LLM not configured: GB_LLM_MODEL must name the model with GB_LLM_PROVIDER=openai"
+        )
+    from gligabao.ai.openai_llm import OpenAICompatibleLLM
+
+    return lambda key: OpenAICompatibleLLM(
+        api_key=key,
+        default_model=settings.llm_model,
+        base_url=settings.openai_base_url,
+        retry=RetryPolicy.for_llm(settings.limits),
+        prices=model_prices(settings),
+        structured_output=settings.llm_structured_output,
+    )
+
+
+def model_prices(settings: Settings) -> dict[str, Price]:
+    """GB_MODEL_PRICES as the price table takes it."""
+    return {name: Price(*pair) for name, pair in settings.model_prices.items()}
 
 
 def geo_resolver(settings: Settings) -> ports.GeoResolver:

@@ -6,6 +6,7 @@ of their own (`Settings(database_url=..., anthropic_api_key=...)`) instead of se
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from typing import Literal
@@ -51,6 +52,9 @@ ENVIRONMENT = {
     "GB_API_TOKEN": "mcp_api_token",
     "GB_USER_ID": "mcp_user_id",
     "GB_DATASET": "mcp_dataset",
+    # OpenAI-compatible LLMs (GB_LLM_PROVIDER=openai) and the price table of every model.
+    "GB_LLM_STRUCTURED_OUTPUT": "llm_structured_output",
+    "GB_MODEL_PRICES": "model_prices",
 }
 
 
@@ -71,7 +75,7 @@ class Settings(BaseModel):
     openai_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
     openai_base_url: str | None = None
-    llm_provider: Literal["anthropic", "bedrock"] = "anthropic"
+    llm_provider: Literal["anthropic", "bedrock", "openai"] = "anthropic"
     llm_model: str = "claude-haiku-5-5"
     embedding_model: str = "text-embedding-3-small"
     embedding_dimensions: int = Field(1536, gt=0, le=16000)
@@ -114,7 +118,32 @@ class Settings(BaseModel):
     mcp_user_id: str | None = None
     mcp_dataset: str | None = None
 
-    @field_validator("llm_provider", "geo_resolver", "auth_mode", "mcp_api_auth", mode="before")
+    # OpenAI-compatible LLMs: with llm_provider "openai", every LLM stage goes through Chat
+    # Completions at openai_base_url with openai_api_key (OpenAI, Ollama, vLLM...), llm_model naming
+    # the server's model. Structured output: "auto" sends the reply's JSON schema and stops where a
+    # server refuses it, "on" always sends it, "off" never. model_prices: USD per million input and
+    # output tokens by model name, before the package's table (ai/prices.py); a model neither
+    # table knows costs null. As JSON: {"llama3.1:8b": [0, 0], "gpt-4o-mini": [0.15, 0.6]}.
+    llm_structured_output: Literal["auto", "on", "off"] = "auto"
+    model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+
+    @field_validator("model_prices", mode="before")
+    @classmethod
+    def _prices_json(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise ValueError(
+                    "must be a JSON object of model to [input, output] USD per million tokens"
+                ) from None
+        if isinstance(value, dict):
+            return {name: _price_pair(price) for name, price in value.items()}
+        return value
+
+    @field_validator(
+        "llm_provider", "geo_resolver", "auth_mode", "mcp_api_auth", "llm_structured_output", mode="before"
+    )
     @classmethod
     def _lowercase(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
@@ -149,6 +178,18 @@ class Settings(BaseModel):
             return cls.model_validate(values)
         except ValidationError as error:
             raise InvalidConfiguration(_first_problem(error)) from None
+
+
+def _price_pair(price: object) -> object:
+    """[input, output] or {"input": ..., "output": ...}, each a number at least 0."""
+    pair = [price.get("input"), price.get("output")] if isinstance(price, dict) else price
+    if (
+        not isinstance(pair, (list, tuple))
+        or len(pair) != 2
+        or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in pair)
+    ):
+        raise ValueError("each price must be [input, output] USD per million tokens, numbers >= 0")
+    return tuple(pair)
 
 
 class InvalidConfiguration(ValueError):

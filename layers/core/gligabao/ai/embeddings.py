@@ -15,11 +15,12 @@ import functools
 import math
 import struct
 import time
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict
 
-from gligabao.ai.prices import cost_usd
+from gligabao.ai.prices import Price, cost_usd
 from gligabao.ai.replies import parsed_reply
 from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries, connection_failure, status_failure
 from gligabao.errors import GbError, ProviderError
@@ -66,9 +67,11 @@ class Embedder:
         dimensions: int,
         base_url: str | None = None,
         retry: RetryPolicy | None = None,
+        prices: Mapping[str, Price] | None = None,
     ):
         self.model = model
         self.dimensions = dimensions
+        self.prices = dict(prices or {})  # GB_MODEL_PRICES, before the package's table
         self.retry = retry or RetryPolicy.for_embeddings()
         self._base_url = base_url
         self._api_key = api_key
@@ -147,7 +150,7 @@ class Embedder:
             input_tokens=input_tokens,
             output_tokens=0 if reply is not None else None,
             thinking_tokens=None,
-            cost_usd=cost_usd(self.model, input_tokens, 0) if reply is not None else None,
+            cost_usd=cost_usd(self.model, input_tokens, 0, self.prices) if reply is not None else None,
             duration_ms=round((time.monotonic() - started) * 1000),
             ok=error is None,
             error=error,

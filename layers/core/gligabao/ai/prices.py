@@ -8,6 +8,7 @@ overestimate of reads and underestimate of writes, which these calls rarely make
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 TOKENS_PER_UNIT = 1_000_000
@@ -47,13 +48,23 @@ def base_model(model: str) -> str:
     return name
 
 
-def price_of(model: str) -> Price | None:
+def price_of(model: str, configured: Mapping[str, Price] | None = None) -> Price | None:
+    """The configured price of the model (GB_MODEL_PRICES: its exact name, else its base name),
+    else the package's; None when neither knows it."""
+    for name in (model, model.strip().lower(), base_model(model)):
+        if configured and name in configured:
+            return configured[name]
     return PRICES.get(base_model(model))
 
 
-def cost_usd(model: str, input_tokens: int | None, output_tokens: int | None) -> float | None:
-    """The cost of one call; None for a model the table does not know."""
-    price = price_of(model)
+def cost_usd(
+    model: str,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    configured: Mapping[str, Price] | None = None,
+) -> float | None:
+    """The cost of one call; None for a model no table knows (never a guess)."""
+    price = price_of(model, configured)
     if price is None:
         return None
     cost = (input_tokens or 0) * price.input_per_mtok + (output_tokens or 0) * price.output_per_mtok

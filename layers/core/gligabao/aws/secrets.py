@@ -60,17 +60,19 @@ class ProviderKeys:
         keys.update({k: v for k, v in secret.items() if k in PROVIDER_KEYS and v})
         return keys, None
 
-    def require(self, name: str) -> str:
+    def require(self, name: str, what: str | None = None) -> str:
         keys, unreadable = self._read()
         key = keys.get(name)
         if key:
             return key
-        what = "LLM" if name == "ANTHROPIC_API_KEY" else "embeddings"
+        what = what or ("LLM" if name == "ANTHROPIC_API_KEY" else "embeddings")
         if unreadable:
             raise NotConfigured(f"{what} not configured: {name} could not be read: {unreadable}")
         raise NotConfigured(f"{what} not configured: {name} is not set")
 
     def llm_configured(self) -> bool:
+        if self._settings.llm_provider == "openai":
+            return "OPENAI_API_KEY" in self.all()
         return self._settings.llm_provider == "bedrock" or "ANTHROPIC_API_KEY" in self.all()
 
     def embeddings_configured(self) -> bool:

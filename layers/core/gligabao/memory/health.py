@@ -31,12 +31,16 @@ class Health:
         return [PROVIDERS[name] for name, ok in self.configured.items() if not ok]
 
 
-def health(database: Database, *, llm_configured: bool, embeddings_configured: bool) -> Health:
-    return Health(
-        version=__version__,
-        database=database_state(database),
-        configured={"anthropic": llm_configured, "openai": embeddings_configured},
+def health(
+    database: Database, *, llm_configured: bool, embeddings_configured: bool, llm_provider: str = "anthropic"
+) -> Health:
+    # GB_LLM_PROVIDER=openai: the LLM and the embeddings are one provider, with one key.
+    configured = (
+        {"openai": llm_configured and embeddings_configured}
+        if llm_provider == "openai"
+        else {"anthropic": llm_configured, "openai": embeddings_configured}
     )
+    return Health(version=__version__, database=database_state(database), configured=configured)
 
 
 def database_state(database: Database) -> DatabaseState:

@@ -29,5 +29,6 @@ def health(deps: Annotated[Bundle, Depends(memory)]) -> Health:
         deps.database,
         llm_configured=deps.keys.llm_configured(),
         embeddings_configured=deps.keys.embeddings_configured(),
+        llm_provider=deps.settings.llm_provider,
     )
     return Health.from_domain(state)
