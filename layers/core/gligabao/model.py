@@ -81,7 +81,7 @@ class ArtifactHeader:
     """An artifact as a session lists it: what it is, without its (possibly long) text."""
 
     id: int
-    kind: str  # 'text' or 'image'
+    kind: str  # 'text', 'image' or 'facts'
     session_id: str | None
     reference_time: datetime | None
     created_at: datetime
@@ -105,7 +105,7 @@ class ChunkHeader:
 class StoredArtifact:
     id: int
     dataset: str
-    kind: str  # 'text', 'chunk' or 'image'
+    kind: str  # 'text', 'chunk', 'image' or 'facts'
     text: str
     session_id: str | None
     parent_id: int | None  # a chunk's whole text

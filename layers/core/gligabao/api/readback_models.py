@@ -82,7 +82,7 @@ class Edge(BaseModel):
 
 class SessionArtifact(BaseModel):
     id: int
-    kind: str = Field(description="text or image")
+    kind: str = Field(description="text, image or facts")
     reference_time: str | None = Field(description="RFC 3339: when the text was said")
     created_at: str = Field(description="RFC 3339: when it was remembered")
     status: str = Field(description="pending, running, done or failed")
@@ -136,7 +136,7 @@ class Chunk(BaseModel):
 class ArtifactReadback(BaseModel):
     id: int
     dataset: str
-    kind: str = Field(description="text, chunk or image")
+    kind: str = Field(description="text, chunk, image or facts")
     text: str
     session_id: str | None
     reference_time: str | None = Field(description="RFC 3339: when the text was said")
