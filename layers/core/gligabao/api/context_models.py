@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, Field
 
 from gligabao.api.models import absent
 from gligabao.api.query_models import EdgeEvidence, EntityEvidence, PassageEvidence
-from gligabao.memory.retrieval_only import RetrievedContext
+
+if TYPE_CHECKING:  # the client reads this model without the memory core
+    from gligabao.memory.retrieval_only import RetrievedContext
 
 
 class ContextResponse(BaseModel):

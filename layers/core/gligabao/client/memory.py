@@ -30,6 +30,8 @@ import httpx2
 from pydantic import BaseModel, ValidationError
 
 from gligabao import __version__
+from gligabao.api.context_models import ContextResponse
+from gligabao.api.facts_models import FactsInput
 from gligabao.api.forget_models import ForgetResponse
 from gligabao.api.graph_models import GRAPHML_MEDIA_TYPE, NEXT_CURSOR_HEADER, GraphExport
 from gligabao.api.models import DatasetDeleted, DatasetList, Health
@@ -230,6 +232,39 @@ class Memory:
         )
         return _parsed(RememberResponse, self._remember_call("/v1/gb/remember", body, idempotency_key))
 
+    def remember_facts(
+        self,
+        facts: FactsInput | Mapping[str, Any],
+        *,
+        session_id: str | None = None,
+        reference_time: datetime | str | None = None,
+        dataset: str | None = None,
+        run_async: bool = False,
+        reasoning: str | Mapping[str, str] | None = None,
+        models: Mapping[str, str] | None = None,
+        idempotency_key: str | None = GENERATED,
+    ) -> RememberResponse | AcceptedResponse:
+        """Remember facts your own pipeline extracted: `{"entities": [{"name", "type"?,
+        "description"?}], "edges": [{"source", "target", "relation", "description"?, "valid_at"?,
+        "invalid_at"?}]}`, the extraction's shape. No extraction call; the rest is a text's."""
+        given = (
+            facts.model_dump(mode="json", exclude_unset=True) if isinstance(facts, BaseModel) else dict(facts)
+        )
+        body = self._body(
+            facts=given,
+            session_id=session_id,
+            reference_time=_time(reference_time),
+            dataset=dataset or self.dataset,
+            reasoning=reasoning,
+            models=models,
+        )
+        if run_async:
+            body["async"] = True
+        response = self._remember_call("/v1/gb/remember", body, idempotency_key)
+        if response.status_code == 202:
+            return _parsed(AcceptedResponse, response)
+        return _parsed(RememberResponse, response)
+
     def remember_batch(
         self,
         texts: Sequence[str | Mapping[str, Any]],
@@ -304,6 +339,25 @@ class Memory:
             eval=eval or None,
         )
         return self._call(QueryResponse, "POST", "/v1/gb/query", json=body)
+
+    def context(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        dataset: str | None = None,
+        as_of: datetime | str | None = None,
+    ) -> ContextResponse:
+        """Retrieval only: the context an answer to `query` would be written from (the rendered
+        text for your own prompt, and its entities, edges and passages), with no LLM call."""
+        body = self._body(
+            query=query,
+            session_id=session_id,
+            dataset=dataset or self.dataset,
+            as_of=_time(as_of),
+            answer=False,
+        )
+        return self._call(ContextResponse, "POST", "/v1/gb/query", json=body)
 
     # --- datasets ------------------------------------------------------------------------------
 
