@@ -173,5 +173,6 @@ def test_the_request_is_the_input_without_what_the_server_added():
         "as_of": None,
         "nearby_radius_km": None,
         "eval": True,
+        "answer": True,
     }
     assert trajectory["extra"]["request_id"] == "req-1"
