@@ -173,7 +173,10 @@ def _too_many(limit_name: str) -> dict:
             "exactly one of text, image and facts is required",
         ),
         ({"facts": ALICE_AT_ACME, "caption": "a caption"}, "caption is only for an image"),
-        ({"facts": ALICE_AT_ACME, "eval": True}, "eval: trajectories are recorded for texts, not facts"),
+        (
+            {"facts": ALICE_AT_ACME, "eval": True},
+            "eval: trajectories are recorded for texts and images, not facts",
+        ),
         ({"facts": _too_many("facts_max_entities")}, "facts.entities: at most 500 entities per remember"),
         ({"facts": _too_many("facts_max_edges")}, "facts.edges: at most 500 edges per remember"),
         (
