@@ -438,3 +438,28 @@ def test_the_screenshot_of_the_explorer(explorer, api, models):
     with Image.open(path) as image:
         assert image.size == (1280, 800)
         assert len(image.convert("RGB").getcolors(1_000_000)) > 200  # a drawn page, not a blank one
+
+
+def test_a_retrieval_only_question_highlights_what_was_retrieved_without_an_llm_call(explorer, api, models):
+    fake_anthropic, _ = models
+    known = alice_and_friends(api)
+    explorer.open()
+    explorer.wait_for_graph()
+    explorer.page.wait_for_selector("#retrieval-only-label:not([hidden])")  # the API's document offers it
+    calls = len(fake_anthropic.messages)
+
+    explorer.page.check("#retrieval-only")
+    explorer.page.fill("#question", "Where does Alice work?")
+    explorer.page.click("#ask")
+
+    explorer.page.wait_for_selector("#context")
+    assert len(fake_anthropic.messages) == calls  # no LLM call
+    retrieved = set(
+        explorer.page.eval_on_selector_all(
+            "#edge-list button[data-evidence=true]", "els => els.map(e => Number(e.dataset.edgeId))"
+        )
+    )
+    assert known["edges"]["Alice works_at Acme"] in retrieved
+    assert known["edges"]["Alice lives_in Paris"] not in retrieved
+    assert f"[edge {known['edges']['Alice works_at Acme']}]" in explorer.page.text_content("#context pre")
+    assert "No answer asked for" in explorer.page.inner_text("#answer")
