@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml layers/core/requirements.txt
 	touch $@
 
 serve: install
-	$(BIN)/gligabao serve --host $(HOST) --port $(PORT)
+	$(BIN)/gligabao serve --host $(HOST) --port $(PORT) $(if $(WORKERS),--workers $(WORKERS))
 
 # The memory explorer on http://127.0.0.1:7879, against `make serve` (EXPLORE_API= for another API).
 EXPLORE_API ?= http://$(HOST):$(PORT)

@@ -4,7 +4,10 @@ of remembers and queries for a bounded time, against fake providers with realist
 Prints throughput, p50/p95/p99 per operation, errors by status, and the server's resident memory
 over the run (sampled every second), so that a leak or a deadlock shows.
 
-    python bench/load.py [--clients 32] [--seconds 60] [--remember-share 0.3]
+    python bench/load.py [--clients 32] [--seconds 60] [--remember-share 0.3] [--workers N]
+
+`--workers` is passed to `gligabao serve` (its default when not given); the memory is the server's
+and its worker processes' together.
 
 Only loopback traffic: the API, the fake providers and the embedded PostgreSQL are on this machine.
 """
@@ -38,17 +41,19 @@ def main() -> int:
     parser.add_argument("--remember-share", type=float, default=0.3, help="share of remembers in the mix")
     parser.add_argument("--llm-ms", type=float, default=400.0, help="latency of each fake LLM reply")
     parser.add_argument("--embed-ms", type=float, default=60.0, help="latency of each fake embeddings reply")
+    parser.add_argument("--workers", type=int, default=None, help="gligabao serve --workers (its default)")
     args = parser.parse_args()
 
     anthropic, openai = start_fakes(args.llm_ms / 1000, args.embed_ms / 1000)
     scratch = scratch_database()
     with (
         scratch as database_url,
-        local_api(database_url, scratch.owner_url, anthropic.url, openai.url) as (port, pid),
+        local_api(database_url, scratch.owner_url, anthropic.url, openai.url, args.workers) as (port, pid),
     ):
         print(
             f"gligabao load: {args.clients} clients for {args.seconds:.0f} s, {args.remember_share:.0%} remember, "
-            f"fake LLM {args.llm_ms:.0f} ms, fake embeddings {args.embed_ms:.0f} ms, {os.cpu_count()} cores",
+            f"fake LLM {args.llm_ms:.0f} ms, fake embeddings {args.embed_ms:.0f} ms, {os.cpu_count()} cores, "
+            f"serve --workers {'(default)' if args.workers is None else args.workers}",
             flush=True,
         )
         for user in range(USERS):  # every user has a dataset before the clock starts: no 404 by design
@@ -138,7 +143,10 @@ class scratch_database:
 class local_api:
     """`gligabao serve` in a process of its own, configured as a user would: by its environment."""
 
-    def __init__(self, database_url: str, owner_url: str, anthropic_url: str, openai_url: str):
+    def __init__(
+        self, database_url: str, owner_url: str, anthropic_url: str, openai_url: str, workers: int | None
+    ):
+        self.workers = workers
         self.env = {
             **os.environ,
             "PYTHONPATH": str(ROOT / "layers" / "core"),
@@ -159,6 +167,8 @@ class local_api:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         command = [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(port)]
+        if self.workers is not None:
+            command += ["--workers", str(self.workers)]
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -256,10 +266,18 @@ def drive(port: int, pid: int, args) -> tuple[list[tuple[str, int, float]], list
 
 
 def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    """The resident memory of `pid` and of its descendants (the worker processes)."""
+    total = 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                total += _rss_kib(int(child))
+    except (FileNotFoundError, ProcessLookupError):  # a worker that just stopped
+        pass
+    return total
 
 
 # --- the report ----------------------------------------------------------------------------------
@@ -294,7 +312,7 @@ def report(results, memory, args) -> int:
         rss = [kib for _, kib in memory]
         third = max(1, len(rss) // 3)
         print(
-            f"server memory (RSS): start {rss[0] / 1024:.0f} MiB, max {max(rss) / 1024:.0f} MiB, "
+            f"server and workers memory (RSS): start {rss[0] / 1024:.0f} MiB, max {max(rss) / 1024:.0f} MiB, "
             f"end {rss[-1] / 1024:.0f} MiB; mean of the first third {statistics.fmean(rss[:third]) / 1024:.0f} MiB, "
             f"of the last third {statistics.fmean(rss[-third:]) / 1024:.0f} MiB"
         )

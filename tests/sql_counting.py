@@ -73,3 +73,34 @@ def counting_round_trips(this_thread_only: bool = False) -> Iterator[RoundTrips]
     finally:
         psycopg.Cursor.execute, psycopg.Cursor.executemany = original_execute, original_executemany
         BaseConnection._exec_command = original_command
+
+
+def count_round_trips_into(path: str) -> None:
+    """In a worker process of the local API (its setup): append each round trip's statement to
+    `path`, one JSON line each, for the life of the process."""
+    import atexit
+    import json
+
+    recorded = counting_round_trips()
+    counter = recorded.__enter__()
+    atexit.register(recorded.__exit__, None, None, None)
+    original_add = counter.add
+
+    def add(statement: object, seconds: float) -> None:
+        original_add(statement, seconds)
+        text = statement.decode() if isinstance(statement, bytes) else str(statement)
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps(text) + "\n")
+
+    counter.add = add
+
+
+def statements_in(path: str) -> list[str]:
+    """The statements count_round_trips_into recorded so far."""
+    import json
+    import os
+
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as log:
+        return [json.loads(line) for line in log if line.strip()]

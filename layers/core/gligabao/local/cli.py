@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from gligabao.local.containers import DEFAULT_WORKERS
+
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -43,6 +45,14 @@ def main(argv: list[str] | None = None) -> int:
         help="with --auth jwt: accepted audiences, comma-separated (GB_JWT_AUDIENCE)",
     )
     serve.add_argument("--jwks", default=None, help="with --auth jwt: a JWKS file or URL (GB_JWKS)")
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        default=DEFAULT_WORKERS,
+        help=f"worker processes per function, each a warm Lambda container keeping its database "
+        f"connection (default {DEFAULT_WORKERS}); 0: every function in the server's own process, "
+        "one request at a time",
+    )
     commands.add_parser("migrate", help="apply the database schema (idempotent)")
     commands.add_parser("openapi", help="print the OpenAPI document of the API")
     _add_mcp_parser(commands)
@@ -152,15 +162,13 @@ def _serve(args) -> int:
             print(f"gligabao serve --auth jwt: {error}", file=sys.stderr)
             return 2
     apply_schema()  # as the owner; the API then connects as gligabao_app, held by row-level security
-    if not deps.settings.jobs_queue_url:  # asynchronous remembers: an in-process queue and worker
-        from gligabao.api.worker import create_worker
-        from gligabao.local.job_queue import LocalJobQueue
-
-        deps.use_job_queue(LocalJobQueue(create_worker(), max_attempts=deps.limits.async_max_attempts))
-    server = make_server(template, args.host, args.port, authorizer=authorizer)
+    containers = _containers(deps, template, args.workers)
+    server = make_server(template, args.host, args.port, authorizer=authorizer, containers=containers)
     host, port = server.server_address[:2]
+    workers = f"{args.workers} worker processes per function" if args.workers else "in-process"
     print(
-        f"gligabao listening on http://{host}:{port} (routes from {template}, auth {deps.settings.auth_mode})",
+        f"gligabao listening on http://{host}:{port} (routes from {template}, auth "
+        f"{deps.settings.auth_mode}, {workers})",
         flush=True,
     )
     try:
@@ -169,7 +177,50 @@ def _serve(args) -> int:
         pass
     finally:
         server.server_close()
+        containers.close()
     return 0
+
+
+def _workers(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("--workers must be 0 or more")
+    return value
+
+
+def _containers(deps, template: Path, workers: int):
+    """Where the functions run: `workers` processes per function (each configured as this process's
+    bundle), or this process. Asynchronous remembers, unless GB_JOBS_QUEUE_URL names SQS, go to a
+    queue in this process whose jobs run in the remember worker's own processes."""
+    from gligabao.local.containers import (
+        ContainerPools,
+        FunctionCode,
+        InProcessContainer,
+        as_handler,
+        load_handler,
+    )
+    from gligabao.local.job_queue import LocalJobQueue
+    from gligabao.local.template_routes import queue_worker
+
+    containers = (
+        ContainerPools(workers, settings_dump=deps.settings.model_dump())
+        if workers
+        else InProcessContainer(load_handler)
+    )
+    worker = queue_worker(template)
+    if deps.settings.jobs_queue_url or worker is None:
+        return containers
+    if workers:  # the jobs in the remember worker's own processes
+        queue = LocalJobQueue(
+            as_handler(containers, FunctionCode(*worker)), max_attempts=deps.limits.async_max_attempts
+        )
+        containers.share_job_queue(queue)
+    else:  # on the queue's own thread, as before: a long job does not hold the requests up
+        from gligabao.api.worker import create_worker
+
+        queue = LocalJobQueue(create_worker(), max_attempts=deps.limits.async_max_attempts)
+    deps.use_job_queue(queue)
+    return containers
 
 
 def _with_auth_options(deps, args):

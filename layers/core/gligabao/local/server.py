@@ -4,7 +4,6 @@ the same handler the Lambda runs, chosen by the routes of template.yaml."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import re
 import sys
@@ -23,27 +22,18 @@ from gligabao.limits import (
     LOCAL_API_MAX_HEAD_BYTES,
     LOCAL_API_READ_TIMEOUT_SECONDS,
 )
+from gligabao.local.containers import (
+    Containers,
+    FunctionCode,
+    InProcessContainer,
+    LambdaContext,  # noqa: F401 (imported from here by the job queue, tests and benches)
+    load_handler,
+)
 from gligabao.local.template_routes import DEFAULT_ROUTE, Route, routes_from_template
 from gligabao.observability.logging import get_logger
 
 LOCAL_TIMEOUT_MS = 30_000
 TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml")
-
-
-class LambdaContext:
-    """What a handler reads from the Lambda context."""
-
-    def __init__(self, function_name: str, request_id: str, timeout_ms: int | None = None):
-        self.function_name = function_name
-        self.function_version = "$LATEST"
-        self.aws_request_id = request_id
-        self.memory_limit_in_mb = 1024
-        self.invoked_function_arn = f"arn:aws:lambda:local:000000000000:function:{function_name}"
-        # LOCAL_TIMEOUT_MS read at each invocation: a test shortens it
-        self._deadline = time.monotonic() + (timeout_ms or LOCAL_TIMEOUT_MS) / 1000
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
 # An authorizer answers for API Gateway before any function runs: None lets the event through
@@ -52,14 +42,15 @@ Authorizer = Callable[[dict], tuple[int, dict[str, str], bytes] | None]
 
 
 class LocalApi:
-    def __init__(self, template: Path, authorizer: Authorizer | None = None):
+    def __init__(
+        self, template: Path, authorizer: Authorizer | None = None, containers: Containers | None = None
+    ):
         self.routes = routes_from_template(template)
         self.authorizer = authorizer
         self._handlers: dict[tuple[Path, str], Callable] = {}
         self._lock = threading.Lock()
-        # Powertools keeps the current event on a class attribute, shared by every router of the
-        # process: like one Lambda container, the local API runs one invocation at a time.
-        self._invocation = threading.Lock()
+        # Where the handlers run (local/containers.py): worker processes, or one thread of this process.
+        self.containers = containers or InProcessContainer(self._handler_of_code)
 
     def find_route(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
         """API Gateway's choice: the method's own route first, then ANY, then $default."""
@@ -72,10 +63,13 @@ class LocalApi:
         return (default, {}) if default else None
 
     def handler_of(self, route: Route) -> Callable:
-        key = (route.code_uri, route.handler)
+        return self._handler_of_code(function_code(route))
+
+    def _handler_of_code(self, code: FunctionCode) -> Callable:
+        key = (code.code_uri, code.handler)
         with self._lock:
             if key not in self._handlers:
-                self._handlers[key] = _load_handler(route)
+                self._handlers[key] = load_handler(code)
             return self._handlers[key]
 
     def invoke(self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str) -> tuple:
@@ -88,20 +82,15 @@ class LocalApi:
         denied = self.authorizer(event) if self.authorizer else None
         if denied is not None:
             return denied
-        handler = self.handler_of(route)
-        with self._invocation:
-            result = handler(event, LambdaContext(route.function, event["requestContext"]["requestId"]))
+        # LOCAL_TIMEOUT_MS read at each invocation: a test shortens it
+        result = self.containers.invoke(
+            function_code(route), event, event["requestContext"]["requestId"], LOCAL_TIMEOUT_MS
+        )
         return decode_result(result)
 
 
-def _load_handler(route: Route) -> Callable:
-    module_name, function_name = route.handler.rsplit(".", 1)
-    source = route.code_uri / f"{module_name.replace('.', '/')}.py"
-    spec = importlib.util.spec_from_file_location(f"gligabao_function_{route.function}", source)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return getattr(module, function_name)
+def function_code(route: Route) -> FunctionCode:
+    return FunctionCode(route.function, route.code_uri, route.handler)
 
 
 def build_event(
@@ -390,8 +379,10 @@ def make_server(
     quiet: bool = False,
     authorizer: Authorizer | None = None,
     read_timeout: float = LOCAL_API_READ_TIMEOUT_SECONDS,
+    containers: Containers | None = None,
 ) -> ThreadingHTTPServer:
-    api = LocalApi(template, authorizer)
+    """The local API; `containers`: where the handlers run (default: one thread of this process)."""
+    api = LocalApi(template, authorizer, containers)
     handler_class = type("Handler", (_RequestHandler,), {"api": api, "quiet": quiet, "timeout": read_timeout})
     server_class = type(
         "LocalApiServer",

@@ -85,3 +85,22 @@ def routes_from_template(path: Path) -> list[Route]:
                 )
             )
     return routes
+
+
+def queue_worker(path: Path) -> tuple[str, Path, str] | None:
+    """The function the template gives an SQS event (the remember worker): its logical id, code
+    directory and handler; None when there is none."""
+    template = load_template(path)
+    globals_ = (template.get("Globals") or {}).get("Function") or {}
+    for logical_id, resource in (template.get("Resources") or {}).items():
+        props = resource.get("Properties") or {}
+        if resource.get("Type") == "AWS::Serverless::Function" and any(
+            event.get("Type") == "SQS" for event in (props.get("Events") or {}).values()
+        ):
+            code_uri = props.get("CodeUri", globals_.get("CodeUri"))
+            return (
+                logical_id,
+                (path.parent / code_uri).resolve(),
+                props.get("Handler", globals_.get("Handler")),
+            )
+    return None
