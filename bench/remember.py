@@ -1,7 +1,9 @@
 """What one remember costs us: LLM calls, embeddings requests, SQL round trips and milliseconds,
 for texts of 1, 10 and 50 extracted facts.
 
-    .venv/bin/python bench/remember.py [--repeat 5]
+    .venv/bin/python bench/remember.py [--repeat 5] [--sizes 1,10,50] [--statements]
+
+`--statements`: also the SQL time of each round trip of the last run of each remember.
 
 The model providers are the test suite's fakes, started in this process (real SDKs, real HTTP,
 instant answers from a rule-based model), so the milliseconds are our own work: the SDKs and
@@ -31,6 +33,8 @@ SIZES = (1, 10, 50)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="facts per text, comma-separated")
+    parser.add_argument("--statements", action="store_true", help="the time of each round trip too")
     args = parser.parse_args()
 
     import http.server
@@ -54,7 +58,7 @@ def main() -> None:
     }
     admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
     with scratch_database(admin_url, providers):
-        run_bench(anthropic, openai, args.repeat)
+        run_bench(anthropic, openai, args.repeat, [int(n) for n in args.sizes.split(",")], args.statements)
     anthropic.stop()
     openai.stop()
 
@@ -152,6 +156,7 @@ def measure(anthropic, openai, facts: int, dataset: str) -> list[dict]:
                 "provider_ms": provider.seconds * 1000,
                 "edges": len(body.edges),
                 "superseded": len(body.superseded),
+                "statements": list(zip(sql.statements, sql.seconds_each, strict=True)),
             }
         )
     return figures
@@ -186,7 +191,7 @@ class _ProviderTimer:
             setattr(cls, name, original)
 
 
-def run_bench(anthropic, openai, repeat: int) -> None:
+def run_bench(anthropic, openai, repeat: int, sizes: list[int], statements: bool) -> None:
     measure(anthropic, openai, 10, "warm-up")  # imports, SDK clients, connections
     print(f"remember: median of {repeat} runs per figure; fake providers answer instantly\n")
     header = (
@@ -195,7 +200,8 @@ def run_bench(anthropic, openai, repeat: int) -> None:
     )
     print(header)
     print("-" * len(header))
-    for facts in SIZES:
+    breakdowns = []
+    for facts in sizes:
         runs = [measure(anthropic, openai, facts, f"bench-{facts}-{i}") for i in range(repeat)]
         for index, (step, _) in enumerate(scenario(facts)):
             figures = [run[index] for run in runs]
@@ -212,6 +218,12 @@ def run_bench(anthropic, openai, repeat: int) -> None:
                 f"{first['round_trips']:>9} {medians['total_ms']:>9.1f} {medians['sql_ms']:>7.1f} "
                 f"{medians['provider_ms']:>11.1f} {other:>8.1f}"
             )
+            breakdowns.append((facts, step, figures[-1]["statements"]))
+    if statements:
+        for facts, step, trips in breakdowns:
+            print(f"\n{facts} facts, {step}: {len(trips)} round trips (the last run)")
+            for text, seconds in trips:
+                print(f"  {seconds * 1000:7.2f} ms  {' '.join(text.split())[:110]}")
     print("\nSQL trips: statements plus BEGIN/COMMIT, counted in psycopg. SDK+HTTP: inside the LLM and")
     print("embeddings clients (request building, HTTP to the local fakes, reply parsing). other: the rest")
     print("of our Python (prompts, merging, resolution, response).")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 @dataclass
 class RoundTrips:
     statements: list[str] = field(default_factory=list)
+    seconds_each: list[float] = field(default_factory=list)
     sql_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -27,52 +28,97 @@ class RoundTrips:
         text = statement.decode() if isinstance(statement, bytes) else str(statement)
         with self._lock:
             self.statements.append(text)
+            self.seconds_each.append(seconds)
             self.sql_seconds += seconds
 
 
 @contextlib.contextmanager
 def counting_round_trips(this_thread_only: bool = False) -> Iterator[RoundTrips]:
-    """Count the round trips of this process (or of the calling thread only) while inside."""
+    """Count the round trips of this process (or of the calling thread only) while inside.
+
+    Outside pipeline mode each statement is one. In pipeline mode (`conn.pipeline()`) statements
+    are only queued: a round trip is each wait for their results (a fetch, a sync, the end of the
+    pipeline), counted with the statements it carried."""
     import psycopg
     from psycopg._connection_base import BaseConnection
+    from psycopg._pipeline_base import BasePipeline
 
     counter = RoundTrips()
     thread = threading.get_ident()
+    local = threading.local()  # depth: inside a counted call (executemany pipelines on its own)
+    queued: list[str] = []  # statements sent in pipeline mode, not yet waited for
     original_execute, original_executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
     original_command = BaseConnection._exec_command
+    original_waits = {name: getattr(BasePipeline, name) for name in ("_fetch_gen", "_sync_gen", "_exit_gen")}
+
+    def ours() -> bool:
+        return not this_thread_only or threading.get_ident() == thread
 
     def counted(statement: object, started: float) -> None:
-        if not this_thread_only or threading.get_ident() == thread:
+        if ours():
             counter.add(statement, time.perf_counter() - started)
 
-    def execute(self, query, *args, **kwargs):
+    def direct(call, conn, statement, *args, **kwargs):
+        if getattr(conn, "_pipeline", None) or getattr(local, "depth", 0):
+            if ours() and not getattr(local, "depth", 0):
+                queued.append(statement.decode() if isinstance(statement, bytes) else str(statement))
+            return call()
+        local.depth = 1
         started = time.perf_counter()
         try:
-            return original_execute(self, query, *args, **kwargs)
+            return call()
         finally:
-            counted(query, started)
+            local.depth = 0
+            counted(statement, started)
+
+    def execute(self, query, *args, **kwargs):
+        return direct(lambda: original_execute(self, query, *args, **kwargs), self._conn, query)
 
     def executemany(self, query, *args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return original_executemany(self, query, *args, **kwargs)
-        finally:
-            counted(query, started)
+        return direct(lambda: original_executemany(self, query, *args, **kwargs), self._conn, query)
 
     def exec_command(self, command, *args, **kwargs):  # a generator, as psycopg's own
+        if self._pipeline or getattr(local, "depth", 0):
+            if ours() and not getattr(local, "depth", 0):
+                queued.append(command.decode() if isinstance(command, bytes) else str(command))
+            return (yield from original_command(self, command, *args, **kwargs))
         started = time.perf_counter()
         try:
             return (yield from original_command(self, command, *args, **kwargs))
         finally:
             counted(command, started)
 
+    def waiting(name):
+        original = original_waits[name]
+
+        def wait(self, *args, **kwargs):  # a generator, as psycopg's own
+            pending = bool(self.result_queue or self.command_queue)
+            if getattr(local, "depth", 0) or getattr(local, "waiting", False) or not pending:
+                return (yield from original(self, *args, **kwargs))
+            local.waiting = True
+            started = time.perf_counter()
+            try:
+                return (yield from original(self, *args, **kwargs))
+            finally:
+                local.waiting = False
+                if ours():
+                    carried = "; ".join(queued) or "(pipeline sync)"
+                    queued.clear()
+                    counter.add(f"[pipeline] {carried}", time.perf_counter() - started)
+
+        return wait
+
     psycopg.Cursor.execute, psycopg.Cursor.executemany = execute, executemany
     BaseConnection._exec_command = exec_command
+    for name in original_waits:
+        setattr(BasePipeline, name, waiting(name))
     try:
         yield counter
     finally:
         psycopg.Cursor.execute, psycopg.Cursor.executemany = original_execute, original_executemany
         BaseConnection._exec_command = original_command
+        for name, original in original_waits.items():
+            setattr(BasePipeline, name, original)
 
 
 def count_round_trips_into(path: str) -> None:

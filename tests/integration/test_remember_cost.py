@@ -65,3 +65,9 @@ def test_at_most_two_llm_calls_and_one_embeddings_request_per_text(db, models):
 
     assert [f["stages"] for f in figures] == [["extract"], ["extract", "resolve"], ["extract", "resolve"]]
     assert [f["embedding_requests"] for f in figures] == [1, 1, 1]
+
+
+def test_a_remember_costs_at_most_8_sql_round_trips_whatever_the_facts(db, models):
+    figures = run(*models, facts=50) + run(*models, facts=1)
+
+    assert max(f["round_trips"] for f in figures) <= 8, figures

@@ -14,8 +14,8 @@ from gligabao.memory.images import ImageToRemember, remember_image
 from gligabao.memory.remember import TextToRemember, remember_text
 
 # The image's own round trips: its first look for the image (BEGIN, SELECT, COMMIT) and, in the
-# store, the look again under the dataset's lock and the gb_image_artifacts row.
-IMAGE_EXTRA_ROUND_TRIPS = 5
+# store, the look again under the dataset's lock (its gb_image_artifacts row travels with the COMMIT).
+IMAGE_EXTRA_ROUND_TRIPS = 4
 
 
 @pytest.fixture

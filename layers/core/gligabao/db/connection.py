@@ -91,13 +91,25 @@ class Database:
             self._local.conn = None
 
     @contextmanager
-    def transaction(self, user_id: str, dataset: str | None = None) -> Iterator[UnitOfWork]:
+    def transaction(
+        self, user_id: str, dataset: str | None = None, *, lock_dataset: bool = False, pipeline: bool = False
+    ) -> Iterator[UnitOfWork]:
         """A unit of work of `user_id`: committed when the block ends, rolled back when it raises.
 
         The user is set on the transaction (`gligabao.user_id`, for row-level security); with a
-        `dataset`, its id is looked up in the same round trip as BEGIN.
+        `dataset`, its id is looked up in the same round trip as BEGIN; with `lock_dataset` too, the
+        dataset is created when missing and its row locked until the transaction ends (the stores
+        of one dataset run one at a time).
+
+        `pipeline`: the block runs in psycopg's pipeline mode: a statement costs a round trip only
+        when its result is read, so statements sent before a read share its round trip, and those
+        sent last (their results unread, or read after the block) share the one of COMMIT.
         """
-        conn, dataset_id = self._begin(user_id, dataset)
+        conn, dataset_id = self._begin(user_id, dataset, lock_dataset)
+        if pipeline:
+            with self._pipelined(conn, user_id, dataset_id) as uow:
+                yield uow
+            return
         try:
             yield UnitOfWork(conn, user_id, dataset_id)
         except BaseException as exc:
@@ -105,14 +117,34 @@ class Database:
             raise
         self._finish(conn, b"COMMIT", None)
 
-    def _begin(self, user_id: str, dataset: str | None) -> tuple[psycopg.Connection, int | None]:
+    @contextmanager
+    def _pipelined(
+        self, conn: psycopg.Connection, user_id: str, dataset_id: int | None
+    ) -> Iterator[UnitOfWork]:
+        try:
+            with conn.pipeline():
+                try:
+                    yield UnitOfWork(conn, user_id, dataset_id)
+                except BaseException:
+                    if not (conn.broken or conn.closed):
+                        conn.execute(b"ROLLBACK")
+                    raise
+                conn.execute(b"COMMIT")  # sent with the statements still queued: one round trip
+        except BaseException as exc:
+            # A statement that failed in the pipeline leaves the transaction aborted: rolled back here.
+            self._finish(conn, b"ROLLBACK", exc)
+            raise
+
+    def _begin(
+        self, user_id: str, dataset: str | None, lock_dataset: bool = False
+    ) -> tuple[psycopg.Connection, int | None]:
         """BEGIN, the transaction's user (and the dataset's id) in one round trip. A connection the
         server dropped while the container was frozen (proxy idle timeout, failover) is replaced
         once, transparently."""
         for attempt in range(2):
             conn = self.connection()
             try:
-                cursor = conn.execute(_begin_statement(user_id, dataset))
+                cursor = conn.execute(_begin_statement(user_id, dataset, lock_dataset))
                 dataset_id = _dataset_id(cursor) if dataset is not None else None
             except psycopg.OperationalError as exc:
                 self._local.conn = None
@@ -136,16 +168,22 @@ class Database:
             raise DatabaseUnavailable("database unavailable") from exc
 
 
-def _begin_statement(user_id: str, dataset: str | None) -> sql.Composed:
+def _begin_statement(user_id: str, dataset: str | None, lock_dataset: bool = False) -> sql.Composed:
     # Several statements in one message need the simple protocol, so the values are bound by
     # psycopg's own literal quoting (never by string formatting).
     begin = sql.SQL("BEGIN; SELECT set_config('gligabao.user_id', {}, true)").format(sql.Literal(user_id))
     if dataset is None:
         return begin
-    lookup = sql.SQL("; SELECT id FROM gb_datasets WHERE user_id = {} AND name = {}").format(
-        sql.Literal(user_id), sql.Literal(dataset)
-    )
-    return begin + lookup
+    if lock_dataset:
+        # The no-op update takes the row's lock when it exists, and returns the id of a row another
+        # transaction has just inserted (db/datasets.py, lock_or_create).
+        found = sql.SQL(
+            "INSERT INTO gb_datasets (user_id, name) VALUES ({user}, {name})"
+            " ON CONFLICT (user_id, name) DO UPDATE SET created_at = gb_datasets.created_at RETURNING id"
+        )
+    else:
+        found = sql.SQL("SELECT id FROM gb_datasets WHERE user_id = {user} AND name = {name}")
+    return begin + sql.SQL("; ") + found.format(user=sql.Literal(user_id), name=sql.Literal(dataset))
 
 
 def _dataset_id(cursor: psycopg.Cursor) -> int | None:

@@ -68,7 +68,34 @@ def insert_artifacts(
 ) -> tuple[int, list[int]]:
     """The text's artifact and its chunks' (kind 'chunk', parent the text): (text id, chunk ids in order).
     An image's artifact is kind 'image', its text the description, its `content_sha256` the image's."""
-    row = conn.execute(
+    return read_artifacts(
+        send_insert_artifacts(
+            conn,
+            dataset_id,
+            text=text,
+            session_id=session_id,
+            reference_time=reference_time,
+            chunks=chunks,
+            kind=kind,
+            content_sha256=content_sha256,
+        )
+    )
+
+
+def send_insert_artifacts(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    *,
+    text: str,
+    session_id: str | None,
+    reference_time: datetime,
+    chunks: Sequence[ChunkRow],
+    kind: str = "text",
+    content_sha256: str | None = None,
+) -> psycopg.Cursor:
+    """`insert_artifacts`'s statement, its result read later (`read_artifacts`): in pipeline mode,
+    it travels with the next statement whose result is read."""
+    return conn.execute(
         """
         WITH parent AS (
             INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256)
@@ -87,7 +114,11 @@ def insert_artifacts(
             "reference_time": reference_time,
             **_chunk_parameters(chunks),
         },
-    ).fetchone()
+    )
+
+
+def read_artifacts(cursor: psycopg.Cursor) -> tuple[int, list[int]]:
+    row = cursor.fetchone()
     return row["id"], list(row["chunk_ids"])
 
 
@@ -102,7 +133,23 @@ def fill_pending_artifact(
     """What `insert_artifacts` stores, into the pending artifact of an asynchronous remember: marks
     it done and inserts its chunks, in one statement. None when it is done already (another delivery
     of the same job stored it) or gone: the caller then stores nothing."""
-    row = conn.execute(
+    return read_filled_artifact(
+        send_fill_pending_artifact(
+            conn, dataset_id, artifact_id, reference_time=reference_time, chunks=chunks
+        )
+    )
+
+
+def send_fill_pending_artifact(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    artifact_id: int,
+    *,
+    reference_time: datetime,
+    chunks: Sequence[ChunkRow],
+) -> psycopg.Cursor:
+    """`fill_pending_artifact`'s statement, its result read later (`read_filled_artifact`)."""
+    return conn.execute(
         """
         WITH parent AS (
             UPDATE gb_artifacts
@@ -120,21 +167,17 @@ def fill_pending_artifact(
             "reference_time": reference_time,
             **_chunk_parameters(chunks),
         },
-    ).fetchone()
+    )
+
+
+def read_filled_artifact(cursor: psycopg.Cursor) -> list[int] | None:
+    row = cursor.fetchone()
     return None if row["id"] is None else list(row["chunk_ids"])
 
 
-def match_entities(
-    conn: psycopg.Connection,
-    dataset_id: int,
-    normalized_names: Sequence[str],
-    embeddings: Sequence[Sequence[float]],
-    threshold: float,
-) -> list[int | None]:
-    """For each name (with its vector), the id of the stored entity it is: same normalized name,
-    else the nearest vector when its cosine is at least `threshold`; None when neither."""
-    rows = conn.execute(
-        """
+# The stored entity each (name, vector) of `i` is: the same normalized name, else the nearest
+# vector when its cosine is at least the threshold (rows with neither are left out).
+_MATCH_SQL = """
         SELECT i.ord, coalesce(by_name.id, by_vector.id) AS id
         FROM unnest(%(names)s::text[], %(embeddings)s::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
         LEFT JOIN gb_entities by_name
@@ -147,18 +190,89 @@ def match_entities(
             LIMIT 1
         ) by_vector ON 1 - by_vector.distance >= %(threshold)s
         WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
-        """,
-        {
-            "dataset_id": dataset_id,
-            "names": list(normalized_names),
-            "embeddings": [_vector(e) for e in embeddings],
-            "threshold": threshold,
-        },
+"""
+
+
+def _match_parameters(
+    dataset_id: int, normalized_names: Sequence[str], embeddings: Sequence[Sequence[float]], threshold: float
+) -> dict:
+    return {
+        "dataset_id": dataset_id,
+        "names": list(normalized_names),
+        "embeddings": [_vector(e) for e in embeddings],
+        "threshold": threshold,
+    }
+
+
+def match_entities(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    normalized_names: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+    threshold: float,
+) -> list[int | None]:
+    """For each name (with its vector), the id of the stored entity it is: same normalized name,
+    else the nearest vector when its cosine is at least `threshold`; None when neither."""
+    rows = conn.execute(
+        _MATCH_SQL, _match_parameters(dataset_id, normalized_names, embeddings, threshold)
     ).fetchall()
     matches: list[int | None] = [None] * len(normalized_names)
     for row in rows:
         matches[row["ord"] - 1] = row["id"]
     return matches
+
+
+def known_entities_and_live_edges(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    normalized_names: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+    threshold: float,
+    fact_ends: Sequence[tuple[int, int, str]],
+) -> tuple[list[int | None], list[StoredEdge]]:
+    """`match_entities` and, in the same statement, the live edges between matched entities that
+    the facts name: `fact_ends` are (source, target, relation), source and target as positions in
+    `normalized_names`. (matches as match_entities returns them, live edges by id)."""
+    rows = conn.execute(
+        f"""
+        WITH matched AS MATERIALIZED ({_MATCH_SQL}),
+        triple AS (
+            SELECT DISTINCT s.id AS source_id, t.id AS target_id, f.relation
+            FROM unnest(%(fact_source)s::int[], %(fact_target)s::int[], %(fact_relation)s::text[])
+                 AS f(source_ord, target_ord, relation)
+            JOIN matched s ON s.ord = f.source_ord
+            JOIN matched t ON t.ord = f.target_ord
+        )
+        SELECT m.ord, m.id AS match_id, NULL::bigint AS id, NULL::bigint AS source_id, NULL::bigint AS target_id,
+               NULL AS source, NULL AS target, NULL AS relation, NULL AS description, NULL::bigint AS artifact_id,
+               NULL::timestamptz AS valid_at, NULL::timestamptz AS invalid_at, NULL::timestamptz AS created_at,
+               NULL::timestamptz AS expired_at
+        FROM matched m
+        UNION ALL
+        SELECT NULL, NULL, {_EDGE_COLUMNS}
+        FROM gb_edges e
+        JOIN gb_entities s ON s.id = e.source_id
+        JOIN gb_entities t ON t.id = e.target_id
+        WHERE e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
+          AND (e.source_id, e.target_id, e.relation) IN (SELECT * FROM triple)
+        """,
+        {
+            **_match_parameters(dataset_id, normalized_names, embeddings, threshold),
+            "fact_source": [end[0] + 1 for end in fact_ends],
+            "fact_target": [end[1] + 1 for end in fact_ends],
+            "fact_relation": [end[2] for end in fact_ends],
+        },
+    ).fetchall()
+    matches: list[int | None] = [None] * len(normalized_names)
+    live = []
+    for row in rows:
+        if row["ord"] is not None:
+            matches[row["ord"] - 1] = row["match_id"]
+        else:
+            live.append(
+                StoredEdge(**{name: value for name, value in row.items() if name not in ("ord", "match_id")})
+            )
+    return matches, sorted(live, key=lambda edge: edge.id)
 
 
 @dataclass(frozen=True)
@@ -183,6 +297,13 @@ def upsert_entities(
 
     Returns one entity per input, in input order.
     """
+    return send_upsert_entities(conn, dataset_id, entities).fetchall()
+
+
+def send_upsert_entities(
+    conn: psycopg.Connection, dataset_id: int, entities: Sequence[EntityRow]
+) -> psycopg.Cursor[StoredEntity]:
+    """`upsert_entities`'s statement, its rows read later (`fetchall()`)."""
     cursor = conn.cursor(row_factory=class_row(StoredEntity))
     return cursor.execute(
         """
@@ -191,16 +312,31 @@ def upsert_entities(
                                  %(type)s::text[], %(description)s::text[], %(embedding)s::vector[])
                      WITH ORDINALITY AS i(matched_id, name, normalized_name, type, description, embedding, ord)
         ),
-        updated AS (
+        revectored AS (
             UPDATE gb_entities e
             SET description = CASE WHEN e.description = '' THEN i.description ELSE e.description END,
                 type = CASE WHEN e.type = 'unknown' THEN i.type ELSE e.type END,
-                embedding = CASE WHEN e.embedding IS NULL OR (e.description = '' AND i.description <> '')
-                                 THEN i.embedding ELSE e.embedding END,
+                embedding = i.embedding,
                 updated_at = now()
             FROM input i
             WHERE e.id = i.matched_id AND e.dataset_id = %(dataset_id)s
+              AND (e.embedding IS NULL OR (e.description = '' AND i.description <> ''))
             RETURNING i.ord, e.id, e.name, e.type, e.description, false AS created
+        ),
+        -- The vector is not assigned at all here: even assigned its own value through the join, it
+        -- would count as changed, and the touch would not be a HOT update (migration 0008).
+        touched AS (
+            UPDATE gb_entities e
+            SET description = CASE WHEN e.description = '' THEN i.description ELSE e.description END,
+                type = CASE WHEN e.type = 'unknown' THEN i.type ELSE e.type END,
+                updated_at = now()
+            FROM input i
+            WHERE e.id = i.matched_id AND e.dataset_id = %(dataset_id)s
+              AND NOT (e.embedding IS NULL OR (e.description = '' AND i.description <> ''))
+            RETURNING i.ord, e.id, e.name, e.type, e.description, false AS created
+        ),
+        updated AS (
+            SELECT * FROM revectored UNION ALL SELECT * FROM touched
         ),
         inserted AS (
             INSERT INTO gb_entities AS e (dataset_id, name, normalized_name, type, description, embedding)
@@ -231,7 +367,7 @@ def upsert_entities(
             "description": [e.description for e in entities],
             "embedding": [_vector(e.embedding) for e in entities],
         },
-    ).fetchall()
+    )
 
 
 _EDGE_COLUMNS = """e.id, e.source_id, e.target_id, s.name AS source, t.name AS target, e.relation, e.description,
@@ -245,10 +381,18 @@ def live_edges(
     ids: Sequence[int] = (),
 ) -> list[StoredEdge]:
     """The live (not superseded) edges with one of these (source_id, target_id, relation) or ids."""
-    return (
-        conn.cursor(row_factory=class_row(StoredEdge))
-        .execute(
-            f"""
+    return send_live_edges(conn, dataset_id, triples, ids).fetchall()
+
+
+def send_live_edges(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    triples: Sequence[tuple[int, int, str]],
+    ids: Sequence[int] = (),
+) -> psycopg.Cursor[StoredEdge]:
+    """`live_edges`'s statement, its rows read later (`fetchall()`)."""
+    return conn.cursor(row_factory=class_row(StoredEdge)).execute(
+        f"""
         SELECT {_EDGE_COLUMNS}
         FROM gb_edges e
         JOIN gb_entities s ON s.id = e.source_id
@@ -259,15 +403,13 @@ def live_edges(
                OR e.id = ANY(%(ids)s::bigint[]))
         ORDER BY e.id
         """,
-            {
-                "dataset_id": dataset_id,
-                "source_id": [t[0] for t in triples],
-                "target_id": [t[1] for t in triples],
-                "relation": [t[2] for t in triples],
-                "ids": list(ids),
-            },
-        )
-        .fetchall()
+        {
+            "dataset_id": dataset_id,
+            "source_id": [t[0] for t in triples],
+            "target_id": [t[1] for t in triples],
+            "relation": [t[2] for t in triples],
+            "ids": list(ids),
+        },
     )
 
 
@@ -284,10 +426,24 @@ def candidate_edges(
     """The live edges new facts may repeat or contradict: those around these entities and those
     whose vector has a cosine of at least `threshold` with one of `embeddings`; the `limit` most
     similar to a new fact."""
-    return (
-        conn.cursor(row_factory=class_row(StoredEdge))
-        .execute(
-            f"""
+    return send_candidate_edges(
+        conn, dataset_id, entity_ids, embeddings, threshold=threshold, limit=limit, exclude_ids=exclude_ids
+    ).fetchall()
+
+
+def send_candidate_edges(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    entity_ids: Sequence[int],
+    embeddings: Sequence[Sequence[float]],
+    *,
+    threshold: float,
+    limit: int,
+    exclude_ids: Sequence[int] = (),
+) -> psycopg.Cursor[StoredEdge]:
+    """`candidate_edges`'s statement, its rows read later (`fetchall()`)."""
+    return conn.cursor(row_factory=class_row(StoredEdge)).execute(
+        f"""
         WITH new_fact AS (
             SELECT embedding FROM unnest(%(embeddings)s::vector[]) AS n(embedding)
         ),
@@ -321,16 +477,14 @@ def candidate_edges(
                  e.created_at DESC, e.id DESC
         LIMIT %(limit)s
         """,
-            {
-                "dataset_id": dataset_id,
-                "entity_ids": list(entity_ids),
-                "embeddings": [_vector(e) for e in embeddings],
-                "threshold": threshold,
-                "limit": limit,
-                "exclude_ids": list(exclude_ids),
-            },
-        )
-        .fetchall()
+        {
+            "dataset_id": dataset_id,
+            "entity_ids": list(entity_ids),
+            "embeddings": [_vector(e) for e in embeddings],
+            "threshold": threshold,
+            "limit": limit,
+            "exclude_ids": list(exclude_ids),
+        },
     )
 
 
@@ -401,10 +555,15 @@ def end_edges(
     conn: psycopg.Connection, dataset_id: int, ends: Sequence[EdgeEnd], now: datetime
 ) -> list[EndedEdge]:
     """Write the ends of edges still live; returns each edge changed."""
-    return (
-        conn.cursor(row_factory=class_row(EndedEdge))
-        .execute(
-            """
+    return send_end_edges(conn, dataset_id, ends, now).fetchall()
+
+
+def send_end_edges(
+    conn: psycopg.Connection, dataset_id: int, ends: Sequence[EdgeEnd], now: datetime
+) -> psycopg.Cursor[EndedEdge]:
+    """`end_edges`'s statement, its rows read later, if at all."""
+    return conn.cursor(row_factory=class_row(EndedEdge)).execute(
+        """
         UPDATE gb_edges e
         SET invalid_at = u.invalid_at,
             expired_at = CASE WHEN u.supersede THEN %(now)s ELSE e.expired_at END,
@@ -415,16 +574,14 @@ def end_edges(
         WHERE e.id = u.edge_id AND e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
         RETURNING e.id, e.invalid_at, e.expired_at
         """,
-            {
-                "dataset_id": dataset_id,
-                "now": now,
-                "edge_id": [end.edge_id for end in ends],
-                "invalid_at": [end.invalid_at for end in ends],
-                "supersede": [end.supersede for end in ends],
-                "superseded_by": [end.superseded_by for end in ends],
-            },
-        )
-        .fetchall()
+        {
+            "dataset_id": dataset_id,
+            "now": now,
+            "edge_id": [end.edge_id for end in ends],
+            "invalid_at": [end.invalid_at for end in ends],
+            "supersede": [end.supersede for end in ends],
+            "superseded_by": [end.superseded_by for end in ends],
+        },
     )
 
 

@@ -8,7 +8,7 @@ filled and updated_at is bumped. The others are created.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import psycopg
 
@@ -44,6 +44,21 @@ def resolve_entities(
     matches = graph_writes.match_entities(
         conn, dataset_id, [e.normalized_name for e in entities], vectors, threshold
     )
+    return send_stored_entities(conn, dataset_id, entities, vectors, matches)()
+
+
+def send_stored_entities(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    entities: Sequence[TextEntity],
+    vectors: Sequence[Sequence[float]],
+    matches: Sequence[int | None],
+) -> Callable[[], dict[str, StoredEntity]]:
+    """Send the update of the matched entities (`matches`, from match_entities) and the creation
+    of the others; the returned function reads them (normalized name -> the stored entity), so
+    that statements sent meanwhile share its round trip in pipeline mode."""
+    if not entities:
+        return dict
     # Several names of the text may be one stored entity ("Alice", "Alice Smith"): one row each.
     rows: list[graph_writes.EntityRow] = []
     row_of: dict[str, int] = {}
@@ -61,5 +76,10 @@ def resolve_entities(
                 stored_id, entity.name, entity.normalized_name, entity.type, entity.description, vector
             )
         )
-    stored = graph_writes.upsert_entities(conn, dataset_id, rows)
-    return {name: stored[index] for name, index in row_of.items()}
+    cursor = graph_writes.send_upsert_entities(conn, dataset_id, rows)
+
+    def stored_entities() -> dict[str, StoredEntity]:
+        stored = cursor.fetchall()
+        return {name: stored[index] for name, index in row_of.items()}
+
+    return stored_entities

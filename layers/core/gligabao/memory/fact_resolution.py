@@ -16,7 +16,7 @@ meantime is dropped rather than applied to a stale row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -26,7 +26,6 @@ from gligabao.ai.prompts.resolve import RESOLVE_MAX_TOKENS, FactLine, Resolution
 from gligabao.ai.stages import level_for
 from gligabao.db import graph_writes
 from gligabao.limits import Limits
-from gligabao.memory.entity_resolution import known_entity_ids
 from gligabao.memory.extraction import TextFact, TextGraph
 from gligabao.memory.temporal import is_restatement_period, superseded_invalid_at
 from gligabao.model import EndedEdge, StoredEdge, StoredEntity
@@ -57,26 +56,45 @@ def find_candidates(
     entity_vectors: Sequence[Sequence[float]],
     fact_vectors: Sequence[Sequence[float]],
     limits: Limits,
-) -> Candidates:
-    """The facts the resolve stage must judge and the live edges to judge them against (reads only)."""
-    known = known_entity_ids(conn, dataset_id, graph.entities, entity_vectors, limits.entity_match_similarity)
+) -> Callable[[], Candidates]:
+    """The facts the resolve stage must judge and the live edges to judge them against (reads
+    only). Two round trips: the known entities with the live edges the facts restate, then the
+    candidates, whose statement is only sent: the returned function reads them, after the
+    transaction's end in pipeline mode (so that they share the round trip of its COMMIT)."""
+    position = {}
+    for index, entity in enumerate(graph.entities):
+        position.setdefault(entity.normalized_name, index)
+    fact_ends = [
+        (position[f.source.normalized_name], position[f.target.normalized_name], f.relation)
+        for f in graph.facts
+    ]
+    matches, live = graph_writes.known_entities_and_live_edges(
+        conn,
+        dataset_id,
+        [e.normalized_name for e in graph.entities],
+        entity_vectors,
+        limits.entity_match_similarity,
+        fact_ends,
+    )
+    known = {
+        entity.normalized_name: match for entity, match in zip(graph.entities, matches, strict=True) if match
+    }
     triples = {
         index: (known[f.source.normalized_name], known[f.target.normalized_name], f.relation)
         for index, f in enumerate(graph.facts)
         if f.source.normalized_name in known and f.target.normalized_name in known
     }
-    live = graph_writes.live_edges(conn, dataset_id, list(set(triples.values()))) if triples else []
     restated = {index: edge for index, edge in _restatements(graph.facts, triples, live).items()}
     new_facts = [index for index in range(len(graph.facts)) if index not in restated]
     if not new_facts:
-        return Candidates([], [])
+        return lambda: Candidates([], [])
     around = {
         known[name]
         for i in new_facts
         for name in (graph.facts[i].source.normalized_name, graph.facts[i].target.normalized_name)
         if name in known
     }
-    edges = graph_writes.candidate_edges(
+    edges = graph_writes.send_candidate_edges(
         conn,
         dataset_id,
         sorted(around),
@@ -85,7 +103,7 @@ def find_candidates(
         limit=limits.max_fact_candidates,
         exclude_ids=sorted({edge.id for edge in restated.values()}),
     )
-    return Candidates(new_facts, edges)
+    return lambda: Candidates(new_facts, edges.fetchall())
 
 
 def judge(
@@ -170,11 +188,16 @@ def store_facts(
     judgement: Judgement,
     piece_artifacts: Sequence[int],
     now: datetime,
+    live: Sequence[StoredEdge] | None = None,
 ) -> FactsStored:
-    """Insert the new edges, link the restated ones, close and supersede; under the dataset's lock."""
+    """Insert the new edges, link the restated ones, close and supersede; under the dataset's lock.
+    `live`: the live edges of the facts' triples and of the judgement (`send_live_edges`), when
+    the caller read them already. The ends are written without reading them back: under the lock,
+    the live edges read stay live until the transaction ends."""
     groups = _group_by_triple(graph.facts, entities)
     triples = list(groups)
-    live = graph_writes.live_edges(conn, dataset_id, triples, sorted(judgement.edge_ids()))
+    if live is None:
+        live = graph_writes.live_edges(conn, dataset_id, triples, sorted(judgement.edge_ids()))
     live_by_id = {edge.id: edge for edge in live}
 
     restated: dict[tuple, StoredEdge] = {}
@@ -189,7 +212,13 @@ def store_facts(
     inserted = _insert_new_edges(conn, dataset_id, graph, groups, new_triples, fact_vectors, piece_artifacts)
     stated_edge_ids = {triple: edge.id for triple, edge in (*restated.items(), *inserted.items())}
     ends = _edge_ends(graph, groups, restated, stated_edge_ids, judgement, live_by_id, now)
-    ended = {edge.id: edge for edge in graph_writes.end_edges(conn, dataset_id, ends, now)} if ends else {}
+    if ends:
+        graph_writes.send_end_edges(conn, dataset_id, ends, now)
+    ended = {
+        end.edge_id: EndedEdge(end.edge_id, end.invalid_at, now if end.supersede else None)
+        for end in ends
+        if end.edge_id in live_by_id
+    }
 
     names = {stored.id: stored.name for stored in entities.values()}
     stated = []
@@ -234,6 +263,23 @@ def _insert_new_edges(
             )
         )
     return dict(zip(new_triples, graph_writes.insert_edges(conn, dataset_id, rows), strict=True))
+
+
+def send_live_edges(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    graph: TextGraph,
+    known: dict[str, int],
+    judgement: Judgement,
+) -> psycopg.Cursor[StoredEdge]:
+    """The statement of the live edges `store_facts` needs, sent before the entities are stored:
+    only facts between known entities (`known`: normalized name -> id) can restate a live edge."""
+    triples = {
+        (known[f.source.normalized_name], known[f.target.normalized_name], f.relation)
+        for f in graph.facts
+        if f.source.normalized_name in known and f.target.normalized_name in known
+    }
+    return graph_writes.send_live_edges(conn, dataset_id, sorted(triples), sorted(judgement.edge_ids()))
 
 
 def _group_by_triple(facts: Sequence[TextFact], entities: dict[str, StoredEntity]) -> dict[tuple, list[int]]:

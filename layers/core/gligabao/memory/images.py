@@ -20,7 +20,6 @@ from typing import Any
 
 from gligabao.ai.prompts.image import IMAGE_MAX_TOKENS, ImageExtraction, image_prompt
 from gligabao.ai.stages import level_for
-from gligabao.db import datasets as dataset_rows
 from gligabao.db import images as image_rows
 from gligabao.errors import BadRequest, PayloadTooLarge, ProviderError
 from gligabao.limits import Limits
@@ -155,8 +154,10 @@ def remember_image(
         judgement = judge_facts(memory, op.call, as_text, graph, vectors, reference_time, now, deadline)
         places = locate_places(geo, graph.entities)  # {} while geo is off
         op.trajectory.resolution(graph, judgement, places)
-        with memory.database.transaction(image.user_id) as uow:
-            dataset_id = dataset_rows.lock_or_create(uow.conn, image.user_id, image.dataset)
+        with memory.database.transaction(
+            image.user_id, image.dataset, lock_dataset=True, pipeline=True
+        ) as uow:
+            dataset_id = uow.dataset_id
             op.call.dataset_id = dataset_id
             # Under the dataset's lock: a concurrent remember of the same image may have stored it.
             first = image_rows.find_image(uow.conn, dataset_id, sha256)

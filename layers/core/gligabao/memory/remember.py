@@ -12,13 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from gligabao.db import datasets as dataset_rows
 from gligabao.db import geo as geo_rows
 from gligabao.db import graph_writes
 from gligabao.db.connection import UnitOfWork
 from gligabao.memory import fact_resolution
 from gligabao.memory.chunking import split_text
-from gligabao.memory.entity_resolution import resolve_entities
+from gligabao.memory.entity_resolution import send_stored_entities
 from gligabao.memory.extraction import TextGraph, extract, merge_extractions
 from gligabao.memory.fact_resolution import FactsStored, Judgement
 from gligabao.memory.geo import locate_places
@@ -168,13 +167,14 @@ def judge_facts(
     """Ask the resolve stage about the new facts, when the dataset holds edges to compare them with."""
     if not graph.facts:
         return Judgement()
-    with memory.database.transaction(request.user_id, request.dataset) as uow:
+    with memory.database.transaction(request.user_id, request.dataset, pipeline=True) as uow:
         if uow.dataset_id is None:
             return Judgement()
         call.dataset_id = uow.dataset_id
-        candidates = fact_resolution.find_candidates(
+        read_candidates = fact_resolution.find_candidates(
             uow.conn, uow.dataset_id, graph, vectors.entities, vectors.facts, memory.limits
         )
+    candidates = read_candidates()  # arrived with the COMMIT
     return fact_resolution.judge(
         memory.llm,
         call,
@@ -204,8 +204,10 @@ def store(
     """Write everything in one transaction, under the dataset's lock. `places`: the coordinates
     of the place entities, by normalized name (geo on: one more statement when there are some).
     `artifact_id`: the pending artifact of an asynchronous remember, filled instead of inserted."""
-    with memory.database.transaction(request.user_id) as uow:
-        dataset_id = dataset_rows.lock_or_create(uow.conn, request.user_id, request.dataset)
+    with memory.database.transaction(
+        request.user_id, request.dataset, lock_dataset=True, pipeline=True
+    ) as uow:
+        dataset_id = uow.dataset_id
         op.call.dataset_id = dataset_id
         remembered = write_graph(
             memory,
@@ -254,8 +256,10 @@ def write_graph(
             chunks, graph.summaries, vectors.chunks, vectors.summaries, strict=True
         )
     ]
+    # In pipeline mode (store): the artifacts travel with the match of the entities, the live
+    # edges with the entities' upsert; the ends, links and inferences with the COMMIT.
     if artifact_id is None:
-        artifact_id, chunk_ids = graph_writes.insert_artifacts(
+        artifacts = graph_writes.send_insert_artifacts(
             conn,
             dataset_id,
             text=request.text,
@@ -266,16 +270,28 @@ def write_graph(
             content_sha256=content_sha256,
         )
     else:
-        filled = graph_writes.fill_pending_artifact(
+        artifacts = graph_writes.send_fill_pending_artifact(
             conn, dataset_id, artifact_id, reference_time=reference_time, chunks=chunk_rows
         )
+    matches = graph_writes.match_entities(
+        conn,
+        dataset_id,
+        [e.normalized_name for e in graph.entities],
+        vectors.entities,
+        memory.limits.entity_match_similarity,
+    )
+    if artifact_id is None:
+        artifact_id, chunk_ids = graph_writes.read_artifacts(artifacts)
+    else:
+        filled = graph_writes.read_filled_artifact(artifacts)
         if filled is None:  # rolls the transaction back: nothing is stored twice
             raise AlreadyStored(f"artifact {artifact_id} is stored already")
         chunk_ids = filled
     piece_artifacts = chunk_ids or [artifact_id]
-    entities = resolve_entities(
-        conn, dataset_id, graph.entities, vectors.entities, memory.limits.entity_match_similarity
-    )
+    read_entities = send_stored_entities(conn, dataset_id, graph.entities, vectors.entities, matches)
+    known = {e.normalized_name: match for e, match in zip(graph.entities, matches, strict=True) if match}
+    live = fact_resolution.send_live_edges(conn, dataset_id, graph, known, judgement) if graph.facts else None
+    entities = read_entities()
     if places:
         geo_rows.set_coordinates(
             conn,
@@ -284,7 +300,15 @@ def write_graph(
         )
         op.counts["entities_located"] = len(places)
     facts = fact_resolution.store_facts(
-        conn, dataset_id, graph, entities, vectors.facts, judgement, piece_artifacts, now
+        conn,
+        dataset_id,
+        graph,
+        entities,
+        vectors.facts,
+        judgement,
+        piece_artifacts,
+        now,
+        live=live.fetchall() if live is not None else [],
     )
     _link(uow, request, graph, entities, facts, piece_artifacts)
     mentioned = _distinct(
