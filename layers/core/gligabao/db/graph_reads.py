@@ -143,11 +143,12 @@ def keyword_seeds(
         ),
         recent AS MATERIALIZED (
             SELECT e.id, e.updated_at, {score_sql} AS score
-            FROM (SELECT id, updated_at, normalized_name, description
-                  FROM gb_entities
-                  WHERE dataset_id = (SELECT id FROM dataset)
-                  ORDER BY updated_at DESC, id DESC
-                  LIMIT %(window)s) AS e
+            FROM (SELECT e.id, e.updated_at, e.normalized_name, e.description
+                  FROM (SELECT entity_id FROM gb_entity_recency  -- the recency index, kept by triggers
+                        WHERE dataset_id = (SELECT id FROM dataset)
+                        ORDER BY updated_at DESC, entity_id DESC
+                        LIMIT %(window)s) AS r
+                  JOIN gb_entities AS e ON e.id = r.entity_id) AS e
         ),
         near AS MATERIALIZED (
             SELECT id, updated_at, score, bool_or(in_window) AS in_window
@@ -428,7 +429,7 @@ def seeds_ctes() -> str:
     fallback_seeds AS (
         SELECT id, %(band_fallback_seed)s::integer AS band,
                row_number() OVER (ORDER BY updated_at DESC, id DESC) AS rank
-        FROM (SELECT id, updated_at FROM gb_entities
+        FROM (SELECT entity_id AS id, updated_at FROM gb_entity_recency  -- the recency index
               WHERE dataset_id = %(ds)s
                 AND NOT EXISTS (SELECT 1 FROM matched_seeds) AND NOT EXISTS (SELECT 1 FROM similar_facts)
               ORDER BY updated_at DESC, id DESC

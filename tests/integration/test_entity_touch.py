@@ -1,0 +1,59 @@
+"""Touching a known entity (a remember that mentions it bumps its updated_at) writes no index
+entry of gb_entities, so its unchanged vector is not inserted in the HNSW index again (migration
+0008); the recent-entities window follows the touch through gb_entity_recency."""
+
+from __future__ import annotations
+
+import json
+
+from remember_helpers import use_rule_based_model
+
+from gligabao import bootstrap
+from gligabao.db import graph_writes
+from gligabao.db.connection import register_vector
+from gligabao.memory.remember import TextToRemember, remember_text
+
+
+def _remember(text: str):
+    return remember_text(bootstrap.bundle(), TextToRemember(user_id="u1", dataset="main", text=text))
+
+
+def test_touching_a_known_entity_is_a_hot_update_that_writes_no_index_entry(db, fake_anthropic, fake_openai):
+    use_rule_based_model(fake_anthropic)
+    alice = next(e for e in _remember("Alice works at Acme.").entities if e.name == "Alice")
+    dataset_id, vector = db.execute(
+        "SELECT dataset_id, embedding FROM gb_entities WHERE id = %s", [alice.id]
+    ).fetchone()
+
+    register_vector(db)
+    with db.transaction():
+        db.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        graph_writes.upsert_entities(
+            db,
+            dataset_id,
+            [graph_writes.EntityRow(alice.id, "Alice", "alice", "person", "", json.loads(vector))],
+        )
+        updated, hot = db.execute(
+            "SELECT pg_stat_get_xact_tuples_updated(%s::regclass), pg_stat_get_xact_tuples_hot_updated(%s::regclass)",
+            ["gb_entities", "gb_entities"],
+        ).fetchone()
+
+    assert (updated, hot) == (1, 1)
+
+
+def test_the_recent_entities_follow_a_touch_through_the_recency_table(db, fake_anthropic, fake_openai):
+    use_rule_based_model(fake_anthropic)
+    _remember("Alice works at Acme.")
+    _remember("Bob lives in Paris.")
+    _remember("Alice knows Carol.")  # touches Alice again
+
+    newest = db.execute(
+        """SELECT e.name FROM gb_entity_recency r JOIN gb_entities e ON e.id = r.entity_id
+           ORDER BY r.updated_at DESC, r.entity_id DESC LIMIT 2"""
+    ).fetchall()
+    same = db.execute(
+        "SELECT count(*) FROM gb_entities e JOIN gb_entity_recency r ON r.entity_id = e.id AND r.updated_at = e.updated_at"
+    ).fetchone()[0]
+
+    assert sorted(name for (name,) in newest) == ["Alice", "Carol"]
+    assert same == db.execute("SELECT count(*) FROM gb_entities").fetchone()[0] == 5
