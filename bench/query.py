@@ -458,13 +458,14 @@ def nearest_centroid(conn, vector) -> list[float]:
 
 
 def run_retrieval(probe: Probe, limits):
-    """What a query does before its LLM call: BEGIN with the dataset's lookup, the embedding (the
-    fake provider: instant) beside the keyword search, the context statement, COMMIT."""
+    """What a query does before its LLM call (memory/query.py): in pipeline mode, BEGIN with the
+    keyword statement (which looks the dataset up) while the embedding (the fake provider: instant)
+    is computed beside it, then the context statement with COMMIT."""
     from gligabao import bootstrap
     from gligabao.memory.query import embedding_pool
     from gligabao.memory.retrieval import retrieve
 
-    with bootstrap.bundle().database.transaction(probe.user_id, probe.dataset) as uow:
+    with bootstrap.bundle().database.transaction(probe.user_id, pipeline=True) as uow:
         embedding = embedding_pool().submit(lambda: probe.vector)
         return retrieve(uow, probe.dataset, probe.question, embedding, limits)
 
@@ -574,7 +575,8 @@ def bench_size(admin: str, edges: int, args) -> None:
     statements = count_round_trips(questions[0], limits)
     print(
         f"  SQL round trips per retrieval: {len(statements)} "
-        "(BEGIN with the user, keyword seeds, context, COMMIT; the embedding runs beside them)"
+        "on a warm connection (BEGIN and the user with the keyword statement, the context statement "
+        "with COMMIT; the embedding runs beside them)"
     )
     checked = [p for p in questions if p.kind != "small"][: args.recall_queries]
     checked += [p for p in questions if p.kind == "small"][: max(5, args.recall_queries // 6)]

@@ -243,3 +243,13 @@ def keyword_score(
         score += limits.term_in_name_score if term in lowered_name else 0
         score += limits.term_in_description_score if term in lowered_description else 0
     return score
+
+
+def retrieved_pipelined(question: str, vector: list[float], *, as_of: datetime | None = None):
+    """The context as POST /v1/gb/query retrieves it: a pipelined unit of work (on a warm
+    connection, BEGIN travels with the keyword statement, COMMIT with the context statement)."""
+    from gligabao import bootstrap
+    from gligabao.memory.retrieval import retrieve
+
+    with bootstrap.bundle().database.transaction("u1", pipeline=True) as uow:
+        return retrieve(uow, "main", question, lambda: vector, DEFAULT_LIMITS, as_of=as_of)

@@ -92,7 +92,9 @@ def counting_round_trips(this_thread_only: bool = False) -> Iterator[RoundTrips]
         original = original_waits[name]
 
         def wait(self, *args, **kwargs):  # a generator, as psycopg's own
-            pending = bool(self.result_queue or self.command_queue)
+            # A sync (and the pipeline's end) always waits for the server's ReadyForQuery; a fetch
+            # waits only for results still expected.
+            pending = name != "_fetch_gen" or bool(self.result_queue or self.command_queue)
             if getattr(local, "depth", 0) or getattr(local, "waiting", False) or not pending:
                 return (yield from original(self, *args, **kwargs))
             local.waiting = True

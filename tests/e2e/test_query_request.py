@@ -291,7 +291,7 @@ def test_a_vector_store_that_cannot_be_searched_is_502(api, db, providers, monke
     def failing(*args, **kwargs):
         raise psycopg.errors.DataException("different vector dimensions 1536 and 3")
 
-    monkeypatch.setattr(graph_reads, "context_rows", failing)
+    monkeypatch.setattr(graph_reads, "send_context_rows", failing)
 
     reply = ask(api)
 

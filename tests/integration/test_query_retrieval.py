@@ -17,6 +17,7 @@ from query_helpers import (
     basis,
     keyword_score,
     retrieved,
+    retrieved_pipelined,
 )
 from sql_counting import counting_round_trips
 
@@ -404,7 +405,7 @@ def test_only_the_named_dataset_is_searched(db):
     assert main.dataset_id == retrieved("Alice?", Q).dataset_id
 
 
-def test_the_whole_retrieval_takes_at_most_4_sql_round_trips(db):
+def test_the_whole_retrieval_takes_at_most_2_sql_round_trips_on_a_warm_connection(db):
     graph = Graph(db)
     alice = graph.entity("Alice", embedding=near(0.9, away=1))
     graph.edge(
@@ -413,12 +414,13 @@ def test_the_whole_retrieval_takes_at_most_4_sql_round_trips(db):
     text = graph.text("a long text")
     graph.chunk(text, 0, "Alice joined Acme", "summary", embedding=near(0.9, away=3))
 
+    retrieved_pipelined("Where does Alice work?", Q)  # the plans and caches warm too
     with counting_round_trips(this_thread_only=True) as counted:
-        context = retrieved("Where does Alice work?", Q)
+        context = retrieved_pipelined("Where does Alice work?", Q)
 
     assert context.edges and context.passages
-    # BEGIN with the user, the keyword statement, the context statement, COMMIT
-    assert counted.count <= 4, counted.statements
+    # BEGIN and the user with the keyword statement; the context statement with COMMIT
+    assert counted.count <= 2, counted.statements
 
 
 def test_the_question_is_embedded_while_the_keyword_search_runs(db, monkeypatch):

@@ -10,9 +10,10 @@ again after a failed connect so that a rotated password is picked up.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psycopg
 from psycopg import sql
@@ -22,6 +23,10 @@ from psycopg.rows import dict_row
 from gligabao.errors import GbError
 
 CONNECT_TIMEOUT_SECONDS = 10
+# A connection used this recently is trusted to be open: a pipelined transaction sends its BEGIN
+# with its first statement. One idle longer (a container frozen between invocations) is checked by
+# a BEGIN of its own first, which replaces it transparently when the server dropped it.
+TRUSTED_IDLE_SECONDS = 30.0
 
 
 class DatabaseUnavailable(GbError):
@@ -36,6 +41,15 @@ class UnitOfWork:
     conn: psycopg.Connection
     user_id: str
     dataset_id: int | None = None
+    _commit: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+
+    def commit(self) -> None:
+        """Commit now, before the block ends (which then does nothing more). In pipeline mode the
+        statements still queued travel with the COMMIT, and their results are read afterwards."""
+        if self._commit is not None:
+            self._commit()
+        else:
+            self.conn.execute(b"COMMIT")
 
 
 class Database:
@@ -105,6 +119,10 @@ class Database:
         when its result is read, so statements sent before a read share its round trip, and those
         sent last (their results unread, or read after the block) share the one of COMMIT.
         """
+        if pipeline and dataset is None and self._trusted():
+            with self._pipelined(self.connection(), user_id, None, begin=True) as uow:
+                yield uow
+            return
         conn, dataset_id = self._begin(user_id, dataset, lock_dataset)
         if pipeline:
             with self._pipelined(conn, user_id, dataset_id) as uow:
@@ -116,24 +134,52 @@ class Database:
             self._finish(conn, b"ROLLBACK", exc)
             raise
         self._finish(conn, b"COMMIT", None)
+        self._local.used_at = time.monotonic()
+
+    def _trusted(self) -> bool:
+        conn = getattr(self._local, "conn", None)
+        used_at = getattr(self._local, "used_at", None)
+        return (
+            conn is not None
+            and not (conn.closed or conn.broken)
+            and used_at is not None
+            and time.monotonic() - used_at < TRUSTED_IDLE_SECONDS
+        )
 
     @contextmanager
     def _pipelined(
-        self, conn: psycopg.Connection, user_id: str, dataset_id: int | None
+        self, conn: psycopg.Connection, user_id: str, dataset_id: int | None, begin: bool = False
     ) -> Iterator[UnitOfWork]:
+        pipeline = conn.pipeline()
+        pipeline.__enter__()
+        ended = False
+
+        def end(command: bytes, exc: BaseException | None) -> None:
+            nonlocal ended
+            if ended:
+                return
+            ended = True
+            try:
+                if not (conn.broken or conn.closed):
+                    conn.execute(command)  # sent with the statements still queued: one round trip
+            finally:
+                pipeline.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
+
         try:
-            with conn.pipeline():
-                try:
-                    yield UnitOfWork(conn, user_id, dataset_id)
-                except BaseException:
-                    if not (conn.broken or conn.closed):
-                        conn.execute(b"ROLLBACK")
-                    raise
-                conn.execute(b"COMMIT")  # sent with the statements still queued: one round trip
+            if begin:
+                conn.execute(b"BEGIN")
+                conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
+            try:
+                yield UnitOfWork(conn, user_id, dataset_id, lambda: end(b"COMMIT", None))
+            except BaseException as exc:
+                end(b"ROLLBACK", exc)
+                raise
+            end(b"COMMIT", None)
         except BaseException as exc:
             # A statement that failed in the pipeline leaves the transaction aborted: rolled back here.
             self._finish(conn, b"ROLLBACK", exc)
             raise
+        self._local.used_at = time.monotonic()
 
     def _begin(
         self, user_id: str, dataset: str | None, lock_dataset: bool = False

@@ -702,9 +702,25 @@ def context_rows(
     """The context of a question, in rendering order (`Band`, then rank): rows of entities,
     edges, passages and search paths, each tagged with its band. Its edges are the live ones,
     or with `as_of` the ones valid at that time (FACTS_VALID_AT)."""
+    return send_context_rows(
+        conn, dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits, as_of=as_of
+    ).fetchall()
+
+
+def send_context_rows(
+    conn: psycopg.Connection,
+    *,
+    dataset_id: int,
+    vector: list[float],
+    keyword_seeds: list[int],
+    limits,
+    as_of: datetime | None = None,
+) -> psycopg.Cursor:
+    """`context_rows`'s statement, its rows read later (in pipeline mode, after the COMMIT that
+    travels with it)."""
     return conn.execute(
         _CONTEXT_SQL if as_of is None else _CONTEXT_AS_OF_SQL,
         context_parameters(
             dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits, as_of=as_of
         ),
-    ).fetchall()
+    )

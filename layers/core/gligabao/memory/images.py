@@ -31,7 +31,7 @@ from gligabao.memory.ports import Memory
 from gligabao.memory.remember import Remembered, TextToRemember, embed, judge_facts, write_graph
 from gligabao.memory.trajectory import recorder_for
 from gligabao.model import IMAGE_MEDIA_TYPES
-from gligabao.observability.inferences import save_inferences
+from gligabao.observability.inferences import save_inferences, unsaved_on_failure
 
 MEDIA_TYPES = IMAGE_MEDIA_TYPES
 
@@ -154,9 +154,12 @@ def remember_image(
         judgement = judge_facts(memory, op.call, as_text, graph, vectors, reference_time, now, deadline)
         places = locate_places(geo, graph.entities)  # {} while geo is off
         op.trajectory.resolution(graph, judgement, places)
-        with memory.database.transaction(
-            image.user_id, image.dataset, lock_dataset=True, pipeline=True
-        ) as uow:
+        with (
+            unsaved_on_failure(op.call),
+            memory.database.transaction(
+                image.user_id, image.dataset, lock_dataset=True, pipeline=True
+            ) as uow,
+        ):
             dataset_id = uow.dataset_id
             op.call.dataset_id = dataset_id
             # Under the dataset's lock: a concurrent remember of the same image may have stored it.

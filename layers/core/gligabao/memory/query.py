@@ -35,9 +35,10 @@ from gligabao.memory.ports import Embedder, Memory
 from gligabao.memory.retrieval import Context, retrieve
 from gligabao.memory.trajectory import recorder_for
 from gligabao.model import Nearby
-from gligabao.observability.inferences import CallContext, save_inferences
+from gligabao.observability.inferences import CallContext, save_inferences, unsaved_on_failure
 
 NO_CONTEXT_ANSWER = "I don't have any information in memory to answer that."
+KNOWN_DATASETS_MAX = 10_000  # (user, dataset) pairs a container remembers it found
 EMBEDDING_THREADS = 4  # concurrent queries of one process (the local API serves several at once)
 
 
@@ -81,10 +82,18 @@ def answer(memory: Memory, question: Question) -> Answer:
         op.trajectory = recorder_for("query", op.call, question, question.query)
         llm, embedder = memory.llm if question.answer else None, memory.embedder  # 503 before anything
         geo = memory.geo if question.answer else None  # detect_geo is an LLM call
-        with memory.database.transaction(question.user_id, question.dataset) as uow:
-            if uow.dataset_id is None:
+        # Pipelined (db/connection.py): BEGIN travels with the keyword statement, which also looks
+        # the dataset up, and COMMIT with the context statement: 2 round trips on a warm connection.
+        # A dataset this container has not queried yet is looked up with BEGIN first (one more
+        # round trip), so that a missing one is a 404 before any model call.
+        known = getattr(memory, "known_datasets", {})  # the container's (bootstrap.Bundle)
+        key = (question.user_id, question.dataset)
+        seen = key in known
+        with memory.database.transaction(
+            question.user_id, None if seen else question.dataset, pipeline=True
+        ) as uow:
+            if not seen and uow.dataset_id is None:
                 raise NotFound(f"dataset {question.dataset!r} not found")
-            op.call.dataset_id = uow.dataset_id
             embedding = embedding_pool().submit(_embed_question, embedder, op.call, question)
             places = (
                 embedding_pool().submit(
@@ -103,6 +112,11 @@ def answer(memory: Memory, question: Question) -> Answer:
                 context = retrieve(
                     uow, question.dataset, question.query, embedding, memory.limits, as_of=question.as_of
                 )
+                op.call.dataset_id = context.dataset_id
+                known_dataset(known, key)
+            except NotFound:  # deleted since this container last queried it
+                known.pop(key, None)
+                raise
             finally:
                 # never leave the call with a model call still in flight
                 wait_for([embedding] if places is None else [embedding, places])
@@ -142,8 +156,8 @@ def answer(memory: Memory, question: Question) -> Answer:
             )
             text, evidence = reply.answer, build_evidence(reply, context)
 
-        with memory.database.transaction(question.user_id) as uow:
-            save_inferences(uow.conn, op.call)
+        with unsaved_on_failure(op.call), memory.database.transaction(question.user_id, pipeline=True) as uow:
+            save_inferences(uow.conn, op.call)  # BEGIN, the INSERT and COMMIT: one round trip
             trajectory = op.trajectory.save_query(uow.conn, context.dataset_id, text, evidence)
         op.counts.update(_counts(context, evidence))
         if geo is not None:
@@ -159,6 +173,12 @@ def answer(memory: Memory, question: Question) -> Answer:
 
 def _embed_question(embedder: Embedder, call: CallContext, question: Question) -> list[float]:
     return embedder.embed(call, [question.query], "embed", deadline=question.deadline)[0]
+
+
+def known_dataset(known: dict[tuple[str, str], bool], key: tuple[str, str]) -> None:
+    if len(known) >= KNOWN_DATASETS_MAX:  # bounded: a long-lived container forgets them all at once
+        known.clear()
+    known[key] = True
 
 
 @functools.cache

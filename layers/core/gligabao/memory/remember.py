@@ -25,7 +25,7 @@ from gligabao.memory.operation import Operation, operation
 from gligabao.memory.ports import Embedder, Memory
 from gligabao.memory.trajectory import recorder_for
 from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
-from gligabao.observability.inferences import CallContext, save_inferences
+from gligabao.observability.inferences import CallContext, save_inferences, unsaved_on_failure
 
 
 class AlreadyStored(Exception):
@@ -204,9 +204,12 @@ def store(
     """Write everything in one transaction, under the dataset's lock. `places`: the coordinates
     of the place entities, by normalized name (geo on: one more statement when there are some).
     `artifact_id`: the pending artifact of an asynchronous remember, filled instead of inserted."""
-    with memory.database.transaction(
-        request.user_id, request.dataset, lock_dataset=True, pipeline=True
-    ) as uow:
+    with (
+        unsaved_on_failure(op.call),
+        memory.database.transaction(
+            request.user_id, request.dataset, lock_dataset=True, pipeline=True
+        ) as uow,
+    ):
         dataset_id = uow.dataset_id
         op.call.dataset_id = dataset_id
         remembered = write_graph(

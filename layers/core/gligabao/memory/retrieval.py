@@ -20,7 +20,7 @@ import psycopg
 from gligabao.db import graph_reads
 from gligabao.db.connection import UnitOfWork
 from gligabao.db.graph_reads import Band
-from gligabao.errors import ProviderError
+from gligabao.errors import NotFound, ProviderError
 from gligabao.limits import DEFAULT_LIMITS, Limits
 from gligabao.memory import ranking
 from gligabao.memory.names import normalized_name
@@ -141,7 +141,9 @@ def retrieve(
     limits: Limits = DEFAULT_LIMITS,
     as_of: datetime | None = None,
 ) -> Context:
-    """The context of `question` in the unit of work's dataset, which exists (`uow.dataset_id`).
+    """The context of `question` in the unit of work's dataset (`uow.dataset_id`, else looked up by
+    the keyword statement: NotFound when the user has no such dataset). The transaction is
+    committed once the context statement is sent: the retrieval reads, nothing more.
 
     `embedding` is the question's vector being computed (a Future, already submitted so that
     the keyword search does not wait for it) or a function computing it. Its facts are the live
@@ -169,22 +171,28 @@ def retrieve(
         term_in_description_score=limits.term_in_description_score,
     )
     keyword_ms = _ms_since(started)
+    # The keyword statement looks the dataset up too: a pipelined unit of work has no id yet.
+    dataset_id = uow.dataset_id if uow.dataset_id is not None else keywords.dataset_id
+    if dataset_id is None:
+        raise NotFound(f"dataset {dataset!r} not found")
     vector = embedding.result() if isinstance(embedding, Future) else embedding()
     waited = time.perf_counter()
     try:
-        rows = graph_reads.context_rows(
+        sent = graph_reads.send_context_rows(
             uow.conn,
-            dataset_id=uow.dataset_id,
+            dataset_id=dataset_id,
             vector=vector,
             keyword_seeds=keywords.seed_ids,
             limits=limits,
             as_of=as_of,
         )
+        uow.commit()  # read only: in pipeline mode the statement travels with the COMMIT
+        rows = sent.fetchall()
     except psycopg.OperationalError:
         raise
     except psycopg.Error as error:
         raise ProviderError(f"the vector store could not be searched ({type(error).__name__})") from None
-    context = context_from_rows(uow.dataset_id, rows)
+    context = context_from_rows(dataset_id, rows)
     context.keyword_seeds = keywords.seed_ids
     context.timings_ms = {"keyword_seeds": keyword_ms, "search_vectors": _ms_since(waited)}
     if ranked:

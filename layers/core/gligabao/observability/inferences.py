@@ -7,6 +7,8 @@ in a transaction of their own when it fails (so failed calls are still recorded)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import psycopg
@@ -97,3 +99,16 @@ def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
         },
     )
     call.saved = len(call.inferences)
+
+
+@contextmanager
+def unsaved_on_failure(call: CallContext) -> Iterator[None]:
+    """Around a transaction that saves the call's inferences: when it fails, they count as not
+    saved again (in pipeline mode their INSERT was only queued, and rolled back with the rest), so
+    that the operation records them in a transaction of its own."""
+    saved = call.saved
+    try:
+        yield
+    except BaseException:
+        call.saved = saved
+        raise
