@@ -297,3 +297,15 @@ def test_a_vector_store_that_cannot_be_searched_is_502(api, db, providers, monke
 
     assert reply.status == 502
     assert "vector store could not be searched" in reply.json["error"]
+
+
+def test_a_dataset_deleted_since_a_query_found_it_is_404_and_looked_up_again(api, db, providers):
+    alice_works_at_acme(db)
+    assert ask(api).status == 200  # the container now knows the dataset: no lookup before the embedding
+
+    assert api.delete("/v1/gb/datasets/main?user_id=u1").status == 200
+    gone, again = ask(api), ask(api)
+
+    assert (gone.status, gone.json) == (404, {"error": "dataset 'main' not found"})
+    assert again.status == 404
+    assert len(providers[1].embedding_requests) == 2  # the first query's and the one that found it gone

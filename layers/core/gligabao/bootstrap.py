@@ -68,6 +68,8 @@ class Bundle:
         self._jobs = jobs
         self._built: dict[str, tuple[str, object]] = {}
         self._lock = threading.Lock()
+        # The (user, dataset) pairs this container's queries found: their retrieval skips the lookup.
+        self.known_datasets: dict[tuple[str, str], bool] = {}
 
     def __repr__(self) -> str:
         return f"Bundle(llm={self._llm!r}, embedder={self._embedder!r})"
