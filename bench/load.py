@@ -42,13 +42,16 @@ def main() -> int:
     parser.add_argument("--llm-ms", type=float, default=400.0, help="latency of each fake LLM reply")
     parser.add_argument("--embed-ms", type=float, default=60.0, help="latency of each fake embeddings reply")
     parser.add_argument("--workers", type=int, default=None, help="gligabao serve --workers (its default)")
+    parser.add_argument("--server-log", default=None, help="a file for the server's output (else discarded)")
     args = parser.parse_args()
 
     anthropic, openai = start_fakes(args.llm_ms / 1000, args.embed_ms / 1000)
     scratch = scratch_database()
     with (
         scratch as database_url,
-        local_api(database_url, scratch.owner_url, anthropic.url, openai.url, args.workers) as (port, pid),
+        local_api(
+            database_url, scratch.owner_url, anthropic.url, openai.url, args.workers, args.server_log
+        ) as (port, pid),
     ):
         print(
             f"gligabao load: {args.clients} clients for {args.seconds:.0f} s, {args.remember_share:.0%} remember, "
@@ -144,9 +147,15 @@ class local_api:
     """`gligabao serve` in a process of its own, configured as a user would: by its environment."""
 
     def __init__(
-        self, database_url: str, owner_url: str, anthropic_url: str, openai_url: str, workers: int | None
+        self,
+        database_url: str,
+        owner_url: str,
+        anthropic_url: str,
+        openai_url: str,
+        workers: int | None,
+        log: str | None = None,
     ):
-        self.workers = workers
+        self.workers, self.log = workers, log
         self.env = {
             **os.environ,
             "PYTHONPATH": str(ROOT / "layers" / "core"),
@@ -169,8 +178,9 @@ class local_api:
         command = [sys.executable, "-m", "gligabao.local.cli", "serve", "--port", str(port)]
         if self.workers is not None:
             command += ["--workers", str(self.workers)]
+        output = open(self.log, "w") if self.log else subprocess.DEVNULL  # closed with the process
         self.process = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command, cwd=ROOT, env=self.env, stdout=output, stderr=subprocess.STDOUT
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

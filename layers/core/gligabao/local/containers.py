@@ -34,6 +34,7 @@ from gligabao.observability.logging import get_logger
 API_TIMEOUT_MS = 30_000  # API Gateway's integration timeout: the API functions' longest invocation
 DEFAULT_WORKERS = 4  # per function: 4 concurrent invocations each, ~70 MiB of memory per worker
 TIMEOUT_GRACE_SECONDS = 5.0  # beyond the invocation's timeout, before its worker is stopped
+INIT_TIMEOUT_SECONDS = 120.0  # a worker's init (imports) on a busy machine; Lambda's is 10 s
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,14 @@ class _Worker:
         )
         self.process.start()
         child_conn.close()
+        self.ready = False
 
     def call(self, message: tuple, timeout_s: float) -> Any:
+        if not self.ready:  # its init (imports, the handler's module) is not the invocation's time
+            if not self.conn.poll(INIT_TIMEOUT_SECONDS):
+                raise TimeoutError
+            self.conn.recv()  # EOFError when the process died
+            self.ready = True
         self.conn.send(message)
         if not self.conn.poll(timeout_s):
             raise TimeoutError
@@ -286,7 +293,12 @@ def _worker_main(conn, code: FunctionCode, startup: dict) -> None:
         bootstrap.install(bootstrap.Bundle(Settings.model_validate(startup["settings"])))
     if startup["jobs"] is not None:
         bootstrap.bundle().use_job_queue(connect_job_queue(*startup["jobs"]))
-    handler = None
+    try:
+        handler = load_handler(code)  # the Lambda init: before the first invocation, not in it
+    except Exception:
+        get_logger().exception(f"local API: {code.function} failed to load")
+        return
+    conn.send("ready")
     while True:
         try:
             message = conn.recv()
@@ -296,8 +308,6 @@ def _worker_main(conn, code: FunctionCode, startup: dict) -> None:
             return
         event, request_id, timeout_ms = message
         try:
-            if handler is None:
-                handler = load_handler(code)
             result = handler(event, LambdaContext(code.function, request_id, timeout_ms))
         except Exception as error:  # the function failed: logged here, a 500 there
             get_logger().exception(f"local API: {code.function} raised")
