@@ -68,10 +68,28 @@ def main() -> int:
                 None,
             )
             assert status == 200, body
+        warm_up(port, args.workers)
         results, memory = drive(port, pid, args)
     anthropic.stop()
     openai.stop()
     return report(results, memory, args)
+
+
+def warm_up(port: int, workers: int | None) -> None:
+    """As many concurrent remembers and queries as the server has workers per function, before the
+    clock starts: every worker has loaded its handler and the provider SDKs (their cold start)."""
+    from gligabao.local.containers import DEFAULT_WORKERS
+
+    count = DEFAULT_WORKERS if workers is None else max(1, workers)
+    calls = [
+        ("/v1/gb/remember", {"user_id": "load-user-0", "text": "Person1 works at Company1."}),
+        ("/v1/gb/query", {"user_id": "load-user-0", "query": "Where does Person1 work?"}),
+    ] * count
+    threads = [threading.Thread(target=_call, args=(port, "POST", path, body)) for path, body in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 # --- the fakes, with latency --------------------------------------------------------------------

@@ -628,6 +628,21 @@ def describe(url: str) -> None:
         f"  tables: {rows[0]:,} edges, {rows[1]:,} entities, {rows[2]:,} chunks in {rows[3]} datasets; "
         f"database {rows[4]}; PostgreSQL {rows[6]} (shared_buffers {rows[7]}), pgvector {rows[5]}"
     )
+    with psycopg.connect(url, autocommit=True) as conn:
+        sizes = conn.execute(
+            """SELECT pg_size_pretty(sum(pg_relation_size(i.indexrelid))),
+                      pg_size_pretty(sum(pg_relation_size(i.indexrelid)) FILTER (WHERE i.indrelid = 'gb_edges'::regclass)),
+                      pg_size_pretty(pg_total_relation_size('gb_edges') - pg_indexes_size('gb_edges')),
+                      pg_size_pretty(pg_total_relation_size('gb_entities') - pg_indexes_size('gb_entities'))
+               FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
+               WHERE am.amname = 'hnsw'"""
+        ).fetchone()
+    # What a warm cache must hold for the vector searches: the HNSW indexes (a tuple of a vector
+    # above ~2,000 dimensions x 4 bytes fills an 8 kB page by itself).
+    print(
+        f"  cache footprint: HNSW indexes {sizes[0]} (edges {sizes[1]}); "
+        f"tables with their TOAST: gb_edges {sizes[2]}, gb_entities {sizes[3]}"
+    )
 
 
 def main() -> int:
