@@ -283,6 +283,7 @@ def _worker_main(conn, code: FunctionCode, startup: dict) -> None:
     """A worker process: configure the container (the server's settings, its job queue), load the
     handler once, then run invocations until told to stop."""
     from gligabao import bootstrap
+    from gligabao.ai.snapstart import import_provider_sdks
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops its workers
     if startup["setup"] is not None:
@@ -295,6 +296,9 @@ def _worker_main(conn, code: FunctionCode, startup: dict) -> None:
         bootstrap.bundle().use_job_queue(connect_job_queue(*startup["jobs"]))
     try:
         handler = load_handler(code)  # the Lambda init: before the first invocation, not in it
+        # The provider SDKs too, as SnapStart restores the functions that call models: a first
+        # invocation does not pay their import (seconds on a busy machine).
+        import_provider_sdks()
     except Exception:
         get_logger().exception(f"local API: {code.function} failed to load")
         return
