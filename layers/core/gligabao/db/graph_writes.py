@@ -324,7 +324,7 @@ def send_upsert_entities(
             RETURNING i.ord, e.id, e.name, e.type, e.description, false AS created
         ),
         -- The vector is not assigned at all here: even assigned its own value through the join, it
-        -- would count as changed, and the touch would not be a HOT update (migration 0008).
+        -- would count as changed, and the touch would not be a HOT update (migration 0009).
         touched AS (
             UPDATE gb_entities e
             SET description = CASE WHEN e.description = '' THEN i.description ELSE e.description END,
