@@ -1,6 +1,6 @@
 """Touching a known entity (a remember that mentions it bumps its updated_at) writes no index
 entry of gb_entities, so its unchanged vector is not inserted in the HNSW index again (migration
-0008); the recent-entities window follows the touch through gb_entity_recency."""
+0009); the recent-entities window follows the touch through gb_entity_recency."""
 
 from __future__ import annotations
 
