@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve explore browser explorer-screenshot test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory
+.PHONY: install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory
 
 install: $(VENV)/.installed
 
@@ -39,6 +39,10 @@ browser:
 # The README's picture of the explorer, made by its screenshot test.
 explorer-screenshot: install browser
 	EXPLORER_SCREENSHOT=docs/explorer.png $(BIN)/python -m pytest -q tests/e2e/test_explorer.py -k screenshot
+
+# The explorer's page on synthetic graphs of 500, 2,000 and 5,000 edges: layout and redraw times.
+bench-explorer: install browser
+	$(BIN)/python bench/explorer.py --sizes 500,2000,5000
 
 # The template's lint, ruff (lint and format), then every test: unit, integration, end-to-end.
 test: install tools browser
