@@ -12,11 +12,13 @@ from gligabao.memory.ranking import (
     estimated_tokens,
     passage_tokens,
     rank_context,
+    stem,
     term_share,
 )
 from gligabao.model import Passage, StoredEdge, StoredEntity
 
 T0 = datetime(2025, 1, 31, 9, 0, 0, tzinfo=UTC)
+WIDE = DEFAULT_LIMITS.model_copy(update={"rank_relevance_margin": 5.0})  # the budget alone cuts
 ALICE = StoredEntity(1, "Alice", "person", "engineer")
 ACME = StoredEntity(2, "Acme", "organization", "")
 PARIS = StoredEntity(3, "Paris", "place", "a city")
@@ -34,7 +36,7 @@ def test_a_fact_holding_the_questions_terms_and_close_to_it_comes_first():
         [LIVES, WORKS],
         [],
         signals(edge_similarity={10: 0.6, 11: 0.4}),
-        DEFAULT_LIMITS,
+        WIDE,
     )
     assert [edge.id for edge in ranked.edges] == [10, 11]
 
@@ -124,3 +126,37 @@ def test_the_seeds_retrieval_keeps_its_numbers_and_the_ranked_one_widens_its_can
         DEFAULT_LIMITS.rank_expansion_edges,
     )
     assert ranked.keyword_seeds > seed.keyword_seeds
+
+
+def test_a_terms_ending_is_dropped_so_that_founder_finds_founded():
+    assert stem("founder") == "found" and "found" in "founded"
+    assert stem("employs") == "employ" and stem("lives") == "live"
+    assert stem("born") == "born" and stem("is") == "is"  # too short to lose anything
+
+
+def test_the_far_end_of_the_best_fact_leads_to_its_own_facts_before_the_like_facts_of_others():
+    """Where was the founder of Acme born? Acme is the seed; its best fact names the founder, whose
+    birthplace (two hops from Acme) outranks another person's, though both are as similar."""
+    acme = StoredEntity(2, "Acme", "organization", "a robotics company")
+    bob, eve = StoredEntity(4, "Bob", "person", ""), StoredEntity(5, "Eve", "person", "")
+    lyon, oslo = StoredEntity(6, "Lyon", "city", ""), StoredEntity(7, "Oslo", "city", "")
+    founded = StoredEdge(20, 4, 2, "founded", "Bob founded Acme.", None, T0, None, T0)
+    bob_born = StoredEdge(21, 4, 6, "was_born_in", "Bob was born in Lyon.", None, T0, None, T0)
+    eve_born = StoredEdge(22, 5, 7, "was_born_in", "Eve was born in Oslo.", None, T0, None, T0)
+    found = Signals(
+        terms=["founder", "acme", "born"],
+        keyword_scores={2: 5},
+        seeds={2},
+        edge_similarity={20: 0.7, 21: 0.3, 22: 0.3},
+    )
+    ranked = rank_context([acme, bob, eve, lyon, oslo], [eve_born, bob_born, founded], [], found, WIDE)
+    assert [edge.id for edge in ranked.edges] == [20, 21, 22]
+
+    unbridged = rank_context(
+        [acme, bob, eve, lyon, oslo],
+        [eve_born, bob_born, founded],
+        [],
+        found,
+        WIDE.model_copy(update={"rank_bridge_facts": 0}),
+    )
+    assert [edge.id for edge in unbridged.edges] == [20, 22, 21]  # ties keep the retrieval's order

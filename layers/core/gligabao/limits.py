@@ -70,11 +70,23 @@ class Limits(BaseModel):
         30, gt=0, description="ranked: keyword seeds (candidates: namesakes beyond the 10 newest)"
     )
     rank_expansion_edges: int = Field(300, ge=0, description="ranked: one-hop edges taken as candidates")
+    rank_second_hop_edges: int = Field(
+        30, ge=0, description="ranked: facts two hops from the seeds taken as candidates (0: none)"
+    )
+    rank_hop_frontier: int = Field(
+        10, ge=0, description="ranked: first-hop facts (most similar first) whose far ends are expanded"
+    )
     rank_keyword_weight: float = Field(
         0.5, ge=0, description="ranked: added for a candidate holding every term of the question"
     )
     rank_anchor_weight: float = Field(
         0.3, ge=0, description="ranked: added for a fact of the strongest seed (a name the question gives)"
+    )
+    rank_bridge_facts: int = Field(
+        3, ge=0, description="ranked: best facts whose far ends count as seeds (the hop from the seeds)"
+    )
+    rank_hop_decay: float = Field(
+        0.5, ge=0, description="ranked: a far end's share of its fact's seed strength"
     )
     rank_ended_penalty: float = Field(
         0.1, ge=0, description="ranked: taken from a fact that has ended (an invalid_at) when asked now"

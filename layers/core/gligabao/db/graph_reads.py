@@ -482,7 +482,42 @@ _AROUND_ANY_TIME = """
     ),"""
 
 
-# The edges of the context (the similar facts, then the ones around) and its entities.
+# The ranked retrieval's second hop (only when `%(second_hop)s` > 0: 0 in the seed's retrieval and
+# around geo's entities): the far ends (no seed) of the `%(hop_frontier)s` first-hop facts most
+# similar to the question, then per end the newest `%(second_hop)s` facts `{facts}` lets through,
+# of which the `%(second_hop)s` most similar to the question: "where was the founder of Acme born"
+# reaches the founder's birthplace in the same statement.
+_SECOND_HOP = """
+    hop_frontier AS MATERIALIZED (
+        SELECT DISTINCT ends.id
+        FROM (SELECT g.source_id, g.target_id
+              FROM (SELECT id FROM around UNION SELECT id FROM similar_facts) AS first_hop
+              JOIN gb_edges AS g ON g.id = first_hop.id
+              WHERE %(second_hop)s > 0
+              ORDER BY g.embedding <=> %(q)s::vector, g.id
+              LIMIT %(hop_frontier)s) AS g
+        CROSS JOIN LATERAL (VALUES (g.source_id), (g.target_id)) AS ends(id)
+        WHERE ends.id NOT IN (SELECT id FROM seeds)
+    ),
+    second_hop AS MATERIALIZED (
+        SELECT id, distance
+        FROM (SELECT DISTINCT n.id, n.embedding <=> %(q)s::vector AS distance
+              FROM hop_frontier AS f
+              CROSS JOIN LATERAL (
+                  (SELECT g.id, g.embedding FROM gb_edges AS g
+                   WHERE g.source_id = f.id AND {facts} AND g.dataset_id = %(ds)s
+                   ORDER BY g.created_at DESC, g.id DESC LIMIT %(second_hop)s)
+                  UNION ALL
+                  (SELECT g.id, g.embedding FROM gb_edges AS g
+                   WHERE g.target_id = f.id AND {facts} AND g.dataset_id = %(ds)s
+                   ORDER BY g.created_at DESC, g.id DESC LIMIT %(second_hop)s)) AS n) AS reached
+        ORDER BY distance, id
+        LIMIT %(second_hop)s
+    ),"""
+
+
+# The edges of the context (the similar facts, then the ones around, then the second hop's after
+# them in the expansion band) and its entities.
 _CONTEXT_EDGES_AND_ENTITIES = """
     context_edges AS MATERIALIZED (
         SELECT g.id, g.source_id, g.target_id, g.relation, g.description, g.artifact_id,
@@ -492,7 +527,11 @@ _CONTEXT_EDGES_AND_ENTITIES = """
               FROM (SELECT id, %(band_similar_fact)s::integer AS band, rank FROM similar_facts
                     UNION ALL
                     SELECT id, %(band_expansion)s::integer, row_number() OVER (ORDER BY created_at DESC, id DESC)
-                    FROM around) AS e
+                    FROM around
+                    UNION ALL
+                    SELECT id, %(band_expansion)s::integer,
+                           %(expansion)s + row_number() OVER (ORDER BY distance, id)
+                    FROM second_hop) AS e
               ORDER BY id, band, rank) AS c
         JOIN gb_edges AS g ON g.id = c.id
     ),
@@ -510,16 +549,17 @@ _CONTEXT_EDGES_AND_ENTITIES = """
 
 def expansion_ctes(facts: FactFilter = LIVE_FACTS) -> str:
     """CTEs `around(id, created_at)`: the `%(expansion)s` newest edges of the dataset that `facts`
-    lets through (live ones by default) with a seed at either end; `context_edges(id, source_id,
-    target_id, relation, description, artifact_id, valid_at, invalid_at, created_at, expired_at,
-    band, rank)`: the similar facts then those (each edge once); `context_entities(id, band,
-    rank)`: the seeds, then the ends of the context edges in the order of the edges (each entity
-    once, in its first band).
+    lets through (live ones by default) with a seed at either end; `hop_frontier(id)` and
+    `second_hop(id, distance)`: the ranked retrieval's second hop (empty when `%(second_hop)s` is
+    0); `context_edges(id, source_id, target_id, relation, description, artifact_id, valid_at,
+    invalid_at, created_at, expired_at, band, rank, similarity)`: the similar facts then those
+    (each edge once); `context_entities(id, band, rank)`: the seeds, then the ends of the context
+    edges in the order of the edges (each entity once, in its first band).
 
-    Upstream: seeds(id, band, rank), similar_facts(id, rank). Parameters: ds, expansion and the
-    bands (and as_of with FACTS_VALID_AT)."""
+    Upstream: seeds(id, band, rank), similar_facts(id, rank). Parameters: ds, q, expansion,
+    second_hop, hop_frontier and the bands (and as_of with FACTS_VALID_AT)."""
     around = _AROUND_LIVE if facts is LIVE_FACTS else _AROUND_ANY_TIME.format(facts=facts.on("g"))
-    return around + _CONTEXT_EDGES_AND_ENTITIES
+    return around + _SECOND_HOP.format(facts=facts.on("g")) + _CONTEXT_EDGES_AND_ENTITIES
 
 
 def passages_ctes() -> str:
@@ -649,6 +689,8 @@ def around_entities_rows(
         "entity_ids": entity_ids,
         "q": None,  # no question here: the rows' similarity is NULL
         "expansion": limits.expansion_edges,
+        "second_hop": 0,
+        "hop_frontier": 0,
         **BAND_PARAMETERS,
         **({} if as_of is None else {"as_of": as_of}),
     }
@@ -684,6 +726,8 @@ def context_parameters(
         "similar_summaries": limits.similar_summaries,
         "fallback": limits.fallback_seeds,
         "expansion": limits.expansion_edges,
+        "second_hop": limits.rank_second_hop_edges if limits.retrieval == "ranked" else 0,
+        "hop_frontier": limits.rank_hop_frontier,
         "passages_with_text": limits.passages_with_text,
         "passages_summary_only": limits.passages_summary_only,
         **BAND_PARAMETERS,

@@ -76,6 +76,19 @@ def term_share(terms: list[str], text: str) -> float:
     return sum(1 for term in terms if term in haystack) / len(terms)
 
 
+# Endings dropped from a term before it is looked for, so that "founder" finds "founded" and
+# "employs" finds "employer" (the longest that leaves at least 4 characters).
+_ENDINGS = ("ers", "ing", "ies", "er", "ed", "es", "s")
+
+
+def stem(term: str) -> str:
+    """`term` without its ending, if what is left has at least 4 characters."""
+    for ending in _ENDINGS:
+        if term.endswith(ending) and len(term) - len(ending) >= 4:
+            return term[: -len(ending)]
+    return term
+
+
 def seed_strengths(signals: Signals) -> dict[int, float]:
     """How strongly the question names each seed, from 0 to 1."""
     best = max(signals.keyword_scores.values(), default=0)
@@ -94,9 +107,24 @@ def rank_context(
     limits: Limits,
 ) -> Ranked:
     """The candidates worth their tokens, best first, within `limits.context_token_budget`."""
+    return cut(scored_candidates(entities, edges, passages, signals, limits), entities, limits)
+
+
+def scored_candidates(
+    entities: list[StoredEntity],
+    edges: list[StoredEdge],
+    passages: list[Passage],
+    signals: Signals,
+    limits: Limits,
+) -> list[tuple[float, int, str, object]]:
+    """Every candidate as (relevance, its place in the retrieval, kind, item), best first."""
     names = {entity.id: entity for entity in entities}
     strengths = seed_strengths(signals)
-    terms = signals.terms
+    # The terms that ask something of the seeds the question names ("founder", "born" of "where
+    # was the founder of Acme born?"): its names are the anchors' part, counted there.
+    named = " ".join(names[i].name.lower() for i in signals.keyword_scores if i in names)
+    asking = [stem(term) for term in signals.terms if term not in named]
+    terms = asking or [stem(term) for term in signals.terms]
 
     def relevance(similarity: float | None, text: str, anchor: float) -> float:
         return (
@@ -105,16 +133,46 @@ def rank_context(
             + limits.rank_anchor_weight * anchor
         )
 
-    candidates: list[tuple[float, int, str, object]] = []  # (relevance, order, kind, item)
-    for order, edge in enumerate(edges):
-        source, target = names.get(edge.source_id), names.get(edge.target_id)
-        # The ends' descriptions count too: "the violinist" names the fact of the violinist.
-        text = " ".join([_entity_text(source), edge.relation, _entity_text(target), edge.description])
+    # The ends' descriptions count too: "the violinist" names the fact of the violinist.
+    edge_texts = [
+        " ".join(
+            [
+                _entity_text(names.get(edge.source_id)),
+                edge.relation,
+                _entity_text(names.get(edge.target_id)),
+                edge.description,
+            ]
+        )
+        for edge in edges
+    ]
+
+    def edge_scores(anchors: dict[int, float]) -> list[float]:
+        scores = []
+        for edge, text in zip(edges, edge_texts, strict=True):
+            anchor = max(anchors.get(edge.source_id, 0.0), anchors.get(edge.target_id, 0.0))
+            score = relevance(signals.edge_similarity.get(edge.id), text, anchor)
+            if signals.asked_now and edge.invalid_at is not None:
+                score -= limits.rank_ended_penalty
+            scores.append(score)
+        return scores
+
+    # Hop distance from the strongest seeds: the far ends of the best facts become seeds of
+    # `rank_hop_decay` of their fact's anchor, so that their own facts (the second hop of "where
+    # was the founder of Acme born?") outrank the like facts of entities nothing leads to.
+    scores = edge_scores(strengths)
+    bridged: dict[int, float] = {}
+    for index in sorted(range(len(edges)), key=lambda i: -scores[i])[: limits.rank_bridge_facts]:
+        edge = edges[index]
         anchor = max(strengths.get(edge.source_id, 0.0), strengths.get(edge.target_id, 0.0))
-        score = relevance(signals.edge_similarity.get(edge.id), text, anchor)
-        if signals.asked_now and edge.invalid_at is not None:
-            score -= limits.rank_ended_penalty
-        candidates.append((score, order, "edge", edge))
+        for end in (edge.source_id, edge.target_id):
+            if end not in strengths:
+                bridged[end] = max(bridged.get(end, 0.0), limits.rank_hop_decay * anchor)
+    if bridged:
+        scores = edge_scores({**bridged, **strengths})
+
+    candidates: list[tuple[float, int, str, object]] = [  # (relevance, order, kind, item)
+        (score, order, "edge", edge) for order, (score, edge) in enumerate(zip(scores, edges, strict=True))
+    ]
     for order, entity in enumerate(entities):
         if entity.id not in signals.seeds:
             continue  # an end of a fact comes with its fact
@@ -125,10 +183,17 @@ def rank_context(
         text = f"{passage.summary or ''} {passage.text or ''}"
         score = relevance(signals.passage_similarity.get(passage.artifact_id), text, 0.0)
         candidates.append((score, order, "passage", passage))
+    candidates.sort(key=lambda candidate: (-candidate[0], _KIND_ORDER[candidate[2]], candidate[1]))
+    return candidates
+
+
+def cut(
+    candidates: list[tuple[float, int, str, object]], entities: list[StoredEntity], limits: Limits
+) -> Ranked:
+    """The best candidates while they fit the budget and stay within the margin of the best."""
     if not candidates:
         return Ranked([], [], [])
-
-    candidates.sort(key=lambda candidate: (-candidate[0], _KIND_ORDER[candidate[2]], candidate[1]))
+    names = {entity.id: entity for entity in entities}
     floor = candidates[0][0] - limits.rank_relevance_margin
     budget = limits.context_token_budget
     kept_entities: dict[int, StoredEntity] = {}
