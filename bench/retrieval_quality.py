@@ -18,7 +18,9 @@ gold), the context's edges, passages and estimated tokens (p50/p95) and the retr
 threshold (both retrievals) and the entity-resolution threshold (wrong merges and missed aliases
 of the world's entity mentions at each value).
 
-The database is its own (var/bench-quality-pgdata), built once per world and entity threshold.
+The database is its own (var/bench-quality-pgdata), built once per world, model and entity
+threshold. Another embedding model is measured the same way: `--embeddings-url` (any server of the
+OpenAI protocol, its key from OPENAI_API_KEY), `--embedding-model`, `--dimensions`.
 
     make bench-retrieval-quality      # installs the `bench` extra in .venv-bench (Python 3.11, CPU torch)
     python bench/retrieval_quality.py [--rebuild] [--thresholds 0.3,0.4,0.5,0.6,0.75] [--smoke]
@@ -73,6 +75,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--entity-threshold", type=float, default=None, help="entity resolution at remember")
     parser.add_argument("--entity-thresholds", default="0.5,0.6,0.7,0.75,0.8,0.85,0.9")
     parser.add_argument("--smoke", action="store_true", help="a tenth of the world, the fake embedder")
+    parser.add_argument(
+        "--embeddings-url",
+        help="another OpenAI-protocol embeddings server (its base, without /v1) instead of the local model;"
+        " its key from OPENAI_API_KEY",
+    )
+    parser.add_argument("--embedding-model", default="text-embedding-3-small", help="with --embeddings-url")
+    parser.add_argument("--dimensions", type=int, default=1536, help="with --embeddings-url")
     parser.add_argument("--json", help="also write the figures to this file")
     return parser.parse_args()
 
@@ -184,7 +193,7 @@ def install_bundle(
     settings = Settings(
         database_url=service_url,
         migration_database_url=admin_url,
-        openai_api_key=SecretStr("sk-bench"),
+        openai_api_key=SecretStr(os.environ.get("OPENAI_API_KEY") or "sk-bench"),
         openai_base_url=f"{openai_url}/v1",
         anthropic_api_key=SecretStr("sk-ant-bench"),
         anthropic_base_url=anthropic_url,
@@ -257,10 +266,11 @@ def gold_ids(admin_url: str, world: World) -> tuple[dict, dict]:
 # --- the questions ------------------------------------------------------------------------------
 
 
-def embed_questions(openai_url: str, model: str, dims: int, questions: list[str]) -> list[list[float]]:
+def embed_texts(openai_url: str, model: str, dims: int, questions: list[str]) -> list[list[float]]:
+    """Through the real `openai` SDK, as the service embeds."""
     from openai import OpenAI
 
-    client = OpenAI(api_key="sk-bench", base_url=f"{openai_url}/v1")
+    client = OpenAI(api_key=os.environ.get("OPENAI_API_KEY") or "sk-bench", base_url=f"{openai_url}/v1")
     extra = {"dimensions": dims} if model.startswith("text-embedding-3") else {}
     reply = client.embeddings.create(model=model, input=questions, encoding_format="float", **extra)
     return [item.embedding for item in reply.data]
@@ -297,6 +307,12 @@ def ask_all(bundle, world: World, vectors, limits, gold_facts, gold_passages) ->
             }
         )
     return results
+
+
+def with_threshold(limits, mode: str, threshold: float):
+    """The limits of a retrieval with its similarity threshold (the ranked one has its own)."""
+    field = "rank_similarity_threshold" if mode == "ranked" else "similarity_threshold"
+    return limits.model_copy(update={"retrieval": mode, field: threshold})
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -422,6 +438,9 @@ def main() -> int:
         embeddings = FakeOpenAI().start()
         model, dims = "text-embedding-3-small", 384
         embed_url = embeddings.url
+    elif args.embeddings_url:
+        embeddings = None
+        model, dims, embed_url = args.embedding_model, args.dimensions, args.embeddings_url.rstrip("/")
     else:
         from embeddings_server import DIMENSIONS, MODEL_NAME, EmbeddingsServer
 
@@ -459,20 +478,24 @@ def main() -> int:
     for item in absent[:10]:
         print(f"  absent: {item}")
 
-    vectors = embed_questions(embed_url, model, dims, [q.text for q in world.questions])
-    threshold = args.threshold if args.threshold is not None else defaults.similarity_threshold
+    vectors = embed_texts(embed_url, model, dims, [q.text for q in world.questions])
+    thresholds = {  # each retrieval at its own default, unless --threshold
+        "seed": defaults.similarity_threshold if args.threshold is None else args.threshold,
+        "ranked": defaults.rank_similarity_threshold if args.threshold is None else args.threshold,
+    }
     tables, figures = (
         {},
         {"world": {"texts": len(world.texts), "facts": facts, "questions": len(world.questions)}},
     )
     for mode in ("seed", "ranked"):
-        limits = defaults.model_copy(update={"retrieval": mode, "similarity_threshold": threshold})
+        limits = with_threshold(defaults, mode, thresholds[mode])
         tables[mode] = by_category(ask_all(bundle, world, vectors, limits, gold_facts, gold_passages))
     print(
-        f"\nretrieval similarity threshold {threshold}, context budget {defaults.context_token_budget} tokens (ranked)"
+        f"\nseed: GB_RETRIEVAL=seed, similarity threshold {thresholds['seed']}; ranked: GB_RETRIEVAL=ranked,"
+        f" similarity threshold {thresholds['ranked']}, context budget {defaults.context_token_budget} tokens"
     )
     print_side_by_side(tables)
-    figures["main"] = {"threshold": threshold, "tables": tables}
+    figures["main"] = {"thresholds": thresholds, "tables": tables}
 
     sweep = []
     print("\nretrieval threshold sweep (overall): per retrieval, gold recall, tokens p50/p95, edges p95")
@@ -480,7 +503,7 @@ def main() -> int:
         row = {"threshold": value}
         line = f"  {value:<5}"
         for mode in ("seed", "ranked"):
-            limits = defaults.model_copy(update={"retrieval": mode, "similarity_threshold": value})
+            limits = with_threshold(defaults, mode, value)
             overall = summary(ask_all(bundle, world, vectors, limits, gold_facts, gold_passages))
             row[mode] = overall
             line += (
@@ -494,7 +517,11 @@ def main() -> int:
     if not args.smoke:
 
         def embed(texts):
-            return embeddings.embedder.embed(texts)
+            return [
+                v
+                for i in range(0, len(texts), 256)
+                for v in embed_texts(embed_url, model, dims, texts[i : i + 256])
+            ]
 
         entity_rows = entity_resolution_sweep(
             world, embed, [float(v) for v in args.entity_thresholds.split(",")]
@@ -510,7 +537,8 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2, default=str))
     llm.stop()
-    embeddings.stop()
+    if embeddings is not None:
+        embeddings.stop()
     return 0
 
 

@@ -113,7 +113,8 @@ def test_edge_fields_omit_artifact_id_if_unset_and_null_times_but_keep_created_a
         created_at=T0,
     )
 
-    evidence = evidence_for(api, fake_anthropic, reply_citing(edges=[lived]))
+    # asked about it: the ranked context keeps the facts the question is about
+    evidence = evidence_for(api, fake_anthropic, reply_citing(edges=[lived]), "Where did Alice live?")
 
     assert evidence["edges"] == [
         {

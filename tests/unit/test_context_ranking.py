@@ -121,9 +121,10 @@ def test_the_seeds_retrieval_keeps_its_numbers_and_the_ranked_one_widens_its_can
     seed = DEFAULT_LIMITS.model_copy(update={"retrieval": "seed"})
     assert candidate_limits(seed) == seed
     ranked = candidate_limits(DEFAULT_LIMITS)
-    assert (ranked.keyword_seeds, ranked.expansion_edges) == (
+    assert (ranked.keyword_seeds, ranked.expansion_edges, ranked.similarity_threshold) == (
         DEFAULT_LIMITS.rank_keyword_seeds,
         DEFAULT_LIMITS.rank_expansion_edges,
+        DEFAULT_LIMITS.rank_similarity_threshold,
     )
     assert ranked.keyword_seeds > seed.keyword_seeds
 

@@ -66,6 +66,12 @@ class Limits(BaseModel):
     context_token_budget: int = Field(
         1200, gt=0, description="ranked: estimated tokens of context (graph and passages) at most"
     )
+    rank_similarity_threshold: float = Field(
+        0.4,
+        ge=-1,
+        le=1,
+        description="ranked: cosine a vector match counts from (candidates: the ranking cuts)",
+    )
     rank_keyword_seeds: int = Field(
         30, gt=0, description="ranked: keyword seeds (candidates: namesakes beyond the 10 newest)"
     )

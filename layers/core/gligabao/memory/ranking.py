@@ -30,13 +30,17 @@ CHARS_PER_TOKEN = 4
 
 
 def candidate_limits(limits: Limits) -> Limits:
-    """The limits the retrieval statements run with: ranked, a wider pool of candidates (more
-    keyword seeds, so that namesakes are all found, and more of their facts), which the ranking
-    then cuts; the seed's numbers otherwise."""
+    """The limits the retrieval statements run with: ranked, a wider pool of candidates (vector
+    matches from a lower cosine, more keyword seeds so that namesakes are all found, more of their
+    facts), which the ranking then cuts; the seed's numbers otherwise."""
     if limits.retrieval != "ranked":
         return limits
     return limits.model_copy(
-        update={"keyword_seeds": limits.rank_keyword_seeds, "expansion_edges": limits.rank_expansion_edges}
+        update={
+            "similarity_threshold": limits.rank_similarity_threshold,
+            "keyword_seeds": limits.rank_keyword_seeds,
+            "expansion_edges": limits.rank_expansion_edges,
+        }
     )
 
 
