@@ -76,11 +76,20 @@ class Limits(BaseModel):
         30, gt=0, description="ranked: keyword seeds (candidates: namesakes beyond the 10 newest)"
     )
     rank_expansion_edges: int = Field(300, ge=0, description="ranked: one-hop edges taken as candidates")
+    rank_expansion_per_seed: int = Field(
+        60, ge=0, description="ranked: one-hop edges per seed and end (the best seeds' come first)"
+    )
     rank_second_hop_edges: int = Field(
-        30, ge=0, description="ranked: facts two hops from the seeds taken as candidates (0: none)"
+        30, ge=0, description="ranked: newest facts per far end looked at for the second hop (0: none)"
+    )
+    rank_hop_per_end: int = Field(
+        10, ge=0, description="ranked: second-hop facts taken per far end, most similar first"
     )
     rank_hop_frontier: int = Field(
         10, ge=0, description="ranked: first-hop facts (most similar first) whose far ends are expanded"
+    )
+    rank_hop_seeds: int = Field(
+        1, ge=0, description="ranked: the best keyword seeds whose facts are expanded first"
     )
     rank_keyword_weight: float = Field(
         0.5, ge=0, description="ranked: added for a candidate holding every term of the question"
@@ -98,7 +107,7 @@ class Limits(BaseModel):
         0.1, ge=0, description="ranked: taken from a fact that has ended (an invalid_at) when asked now"
     )
     rank_relevance_margin: float = Field(
-        0.6, ge=0, description="ranked: candidates this far below the best one are left out"
+        0.8, ge=0, description="ranked: candidates this far below the best one are left out"
     )
 
     @field_validator("retrieval", mode="before")

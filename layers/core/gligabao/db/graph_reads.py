@@ -442,27 +442,27 @@ def seeds_ctes() -> str:
     )"""
 
 
-# The live edges around the seeds: per seed and end, the newest through the partial indexes of
-# the live edges (gb_edges_live_source, gb_edges_live_target), then the newest of them all.
+# The live edges around the seeds: per seed and end, the newest `%(expansion_per_seed)s` through
+# the partial indexes of the live edges (gb_edges_live_source, gb_edges_live_target), then the
+# newest of them all; with `%(strongest_seeds_first)s` (the ranked retrieval), those of the best
+# seeds first (band, then rank), so that the cap never drops the facts of what the question names.
 _AROUND_LIVE = """
     around AS MATERIALIZED (
         SELECT id, created_at
-        FROM (SELECT n.id, n.created_at
+        FROM (SELECT n.id, n.created_at, min(ARRAY[s.band::bigint, s.rank]) AS seed
               FROM seeds AS s
               CROSS JOIN LATERAL (
-                  SELECT g.id, g.created_at FROM gb_edges AS g
-                  WHERE g.source_id = s.id AND g.expired_at IS NULL AND g.dataset_id = %(ds)s
-                  ORDER BY g.created_at DESC, g.id DESC
-                  LIMIT %(expansion)s) AS n
-              UNION
-              SELECT n.id, n.created_at
-              FROM seeds AS s
-              CROSS JOIN LATERAL (
-                  SELECT g.id, g.created_at FROM gb_edges AS g
-                  WHERE g.target_id = s.id AND g.expired_at IS NULL AND g.dataset_id = %(ds)s
-                  ORDER BY g.created_at DESC, g.id DESC
-                  LIMIT %(expansion)s) AS n) AS both_ends
-        ORDER BY created_at DESC, id DESC
+                  (SELECT g.id, g.created_at FROM gb_edges AS g
+                   WHERE g.source_id = s.id AND g.expired_at IS NULL AND g.dataset_id = %(ds)s
+                   ORDER BY g.created_at DESC, g.id DESC
+                   LIMIT %(expansion_per_seed)s)
+                  UNION ALL
+                  (SELECT g.id, g.created_at FROM gb_edges AS g
+                   WHERE g.target_id = s.id AND g.expired_at IS NULL AND g.dataset_id = %(ds)s
+                   ORDER BY g.created_at DESC, g.id DESC
+                   LIMIT %(expansion_per_seed)s)) AS n
+              GROUP BY n.id, n.created_at) AS both_ends
+        ORDER BY CASE WHEN %(strongest_seeds_first)s THEN seed END, created_at DESC, id DESC
         LIMIT %(expansion)s
     ),"""
 
@@ -483,10 +483,12 @@ _AROUND_ANY_TIME = """
 
 
 # The ranked retrieval's second hop (only when `%(second_hop)s` > 0: 0 in the seed's retrieval and
-# around geo's entities): the far ends (no seed) of the `%(hop_frontier)s` first-hop facts most
-# similar to the question, then per end the newest `%(second_hop)s` facts `{facts}` lets through,
-# of which the `%(second_hop)s` most similar to the question: "where was the founder of Acme born"
-# reaches the founder's birthplace in the same statement.
+# around geo's entities): the far ends of `%(hop_frontier)s` first-hop facts (a weak seed too: the
+# cap of the first hop may have left its facts out), those of the
+# `%(hop_seeds)s` best keyword seeds first (what the question names), then the ones most similar to
+# the question; then per end, of its newest `%(second_hop)s` facts `{facts}` lets through, the
+# `%(hop_per_end)s` most similar to the question: "where was the founder of Acme born" reaches the
+# founder's birthplace in the same statement.
 _SECOND_HOP = """
     hop_frontier AS MATERIALIZED (
         SELECT DISTINCT ends.id
@@ -494,25 +496,30 @@ _SECOND_HOP = """
               FROM (SELECT id FROM around UNION SELECT id FROM similar_facts) AS first_hop
               JOIN gb_edges AS g ON g.id = first_hop.id
               WHERE %(second_hop)s > 0
-              ORDER BY g.embedding <=> %(q)s::vector, g.id
+              ORDER BY EXISTS (SELECT 1 FROM seeds AS s
+                               WHERE s.band = %(band_keyword_seed)s AND s.rank <= %(hop_seeds)s
+                                 AND s.id IN (g.source_id, g.target_id)) DESC,
+                       g.embedding <=> %(q)s::vector, g.id
               LIMIT %(hop_frontier)s) AS g
         CROSS JOIN LATERAL (VALUES (g.source_id), (g.target_id)) AS ends(id)
-        WHERE ends.id NOT IN (SELECT id FROM seeds)
+        WHERE ends.id NOT IN (SELECT id FROM seeds
+                              WHERE band = %(band_keyword_seed)s AND rank <= %(hop_seeds)s)
     ),
     second_hop AS MATERIALIZED (
-        SELECT id, distance
-        FROM (SELECT DISTINCT n.id, n.embedding <=> %(q)s::vector AS distance
-              FROM hop_frontier AS f
-              CROSS JOIN LATERAL (
-                  (SELECT g.id, g.embedding FROM gb_edges AS g
+        SELECT DISTINCT ON (r.id) r.id, r.distance
+        FROM hop_frontier AS f
+        CROSS JOIN LATERAL (
+            SELECT n.id, n.embedding <=> %(q)s::vector AS distance
+            FROM ((SELECT g.id, g.embedding FROM gb_edges AS g
                    WHERE g.source_id = f.id AND {facts} AND g.dataset_id = %(ds)s
                    ORDER BY g.created_at DESC, g.id DESC LIMIT %(second_hop)s)
                   UNION ALL
                   (SELECT g.id, g.embedding FROM gb_edges AS g
                    WHERE g.target_id = f.id AND {facts} AND g.dataset_id = %(ds)s
-                   ORDER BY g.created_at DESC, g.id DESC LIMIT %(second_hop)s)) AS n) AS reached
-        ORDER BY distance, id
-        LIMIT %(second_hop)s
+                   ORDER BY g.created_at DESC, g.id DESC LIMIT %(second_hop)s)) AS n
+            ORDER BY distance, n.id
+            LIMIT %(hop_per_end)s) AS r
+        ORDER BY r.id, r.distance
     ),"""
 
 
@@ -557,7 +564,7 @@ def expansion_ctes(facts: FactFilter = LIVE_FACTS) -> str:
     edges in the order of the edges (each entity once, in its first band).
 
     Upstream: seeds(id, band, rank), similar_facts(id, rank). Parameters: ds, q, expansion,
-    second_hop, hop_frontier and the bands (and as_of with FACTS_VALID_AT)."""
+    second_hop, hop_frontier, hop_seeds, hop_per_end and the bands (and as_of with FACTS_VALID_AT)."""
     around = _AROUND_LIVE if facts is LIVE_FACTS else _AROUND_ANY_TIME.format(facts=facts.on("g"))
     return around + _SECOND_HOP.format(facts=facts.on("g")) + _CONTEXT_EDGES_AND_ENTITIES
 
@@ -691,6 +698,10 @@ def around_entities_rows(
         "expansion": limits.expansion_edges,
         "second_hop": 0,
         "hop_frontier": 0,
+        "hop_seeds": 0,
+        "hop_per_end": 0,
+        "expansion_per_seed": limits.expansion_edges,
+        "strongest_seeds_first": False,
         **BAND_PARAMETERS,
         **({} if as_of is None else {"as_of": as_of}),
     }
@@ -712,6 +723,7 @@ def context_parameters(
     """The parameters of the context statement (and of each of its builders); `as_of` only for
     the statement of FACTS_VALID_AT."""
     time_travel = {} if as_of is None else {"as_of": as_of}
+    ranked = limits.retrieval == "ranked"
     return {
         **time_travel,
         "ds": dataset_id,
@@ -726,8 +738,12 @@ def context_parameters(
         "similar_summaries": limits.similar_summaries,
         "fallback": limits.fallback_seeds,
         "expansion": limits.expansion_edges,
-        "second_hop": limits.rank_second_hop_edges if limits.retrieval == "ranked" else 0,
+        "second_hop": limits.rank_second_hop_edges if ranked else 0,
         "hop_frontier": limits.rank_hop_frontier,
+        "hop_seeds": limits.rank_hop_seeds,
+        "hop_per_end": limits.rank_hop_per_end,
+        "expansion_per_seed": limits.rank_expansion_per_seed if ranked else limits.expansion_edges,
+        "strongest_seeds_first": ranked,
         "passages_with_text": limits.passages_with_text,
         "passages_summary_only": limits.passages_summary_only,
         **BAND_PARAMETERS,
