@@ -49,8 +49,8 @@ def test_the_benchmark_world_is_remembered_and_the_ranked_context_keeps_its_gold
     )  # supersessions
     assert sum(bool(ids) for ids in gold_facts.values()) >= 0.8 * len(gold_facts)  # the gold is stored
     assert all(ids for ids in gold_passages.values())  # each needle is in a chunk
-    # rendered with its <graph> tags, the ranked context stays within its budget
-    assert max(result["tokens"] for result in results["ranked"]) <= DEFAULT_LIMITS.context_token_budget + 10
+    # the ranked context stays within its budget (the benchmark counts the four tag lines too)
+    assert max(result["tokens"] for result in results["ranked"]) <= DEFAULT_LIMITS.context_token_budget + 16
     assert ranked["tokens_p95"] < seed["tokens_p95"]
     assert ranked["recall"] >= seed["recall"] - 0.1
     assert {"direct", "multi_hop", "namesake", "passage", "unanswerable", "overall"} <= bench.by_category(
