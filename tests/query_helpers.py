@@ -245,11 +245,15 @@ def keyword_score(
     return score
 
 
-def retrieved_pipelined(question: str, vector: list[float], *, as_of: datetime | None = None):
+def retrieved_pipelined(
+    question: str, vector: list[float], *, as_of: datetime | None = None, retrieval: str = "seed"
+):
     """The context as POST /v1/gb/query retrieves it: a pipelined unit of work (on a warm
-    connection, BEGIN travels with the keyword statement, COMMIT with the context statement)."""
+    connection, BEGIN travels with the keyword statement, COMMIT with the context statement);
+    the seed's retrieval unless `retrieval="ranked"` (the same statements)."""
     from gligabao import bootstrap
     from gligabao.memory.retrieval import retrieve
 
     with bootstrap.bundle().database.transaction("u1", pipeline=True) as uow:
-        return retrieve(uow, "main", question, lambda: vector, DEFAULT_LIMITS, as_of=as_of)
+        limits = DEFAULT_LIMITS.model_copy(update={"retrieval": retrieval})
+        return retrieve(uow, "main", question, lambda: vector, limits, as_of=as_of)

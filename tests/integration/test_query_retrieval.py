@@ -422,6 +422,10 @@ def test_the_whole_retrieval_takes_at_most_2_sql_round_trips_on_a_warm_connectio
     # BEGIN and the user with the keyword statement; the context statement with COMMIT
     assert counted.count <= 2, counted.statements
 
+    with counting_round_trips(this_thread_only=True) as counted:
+        ranked = retrieved_pipelined("Where does Alice work?", Q, retrieval="ranked")
+    assert ranked.edges and counted.count <= 2, counted.statements  # the ranked context: the same
+
 
 def test_the_question_is_embedded_while_the_keyword_search_runs(db, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
