@@ -13,11 +13,10 @@ import functools
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from gligabao.ai.json_reply import NoJsonObject, extract_json_object
 from gligabao.ai.prices import base_model, cost_usd
-from gligabao.ai.replies import parsed_reply, validation_problems
+from gligabao.ai.replies import parsed_reply, stage_reply
 from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries, connection_failure, status_failure
 from gligabao.errors import GbError, NotConfigured, ProviderError
 from gligabao.observability.inferences import CallContext, Inference
@@ -210,17 +209,7 @@ def reply_from(message: MessagesReply, reply_model: type[Reply], stage: str) -> 
     if message.stop_reason == "refusal":
         raise ProviderError(f"LLM refused to answer stage {stage}{_refusal_category(message)}")
     text = "".join(block.text or "" for block in message.content if block.type == "text")
-    if not text.strip():
-        raise ProviderError(f"LLM reply of stage {stage} was empty")
-    try:
-        data = extract_json_object(text)
-    except NoJsonObject:
-        raise ProviderError(f"LLM reply of stage {stage} was not JSON") from None
-    try:
-        return reply_model.model_validate(data)
-    except ValidationError as error:
-        problems = validation_problems(error)
-        raise ProviderError(f"LLM reply of stage {stage} did not fit its schema: {problems}") from None
+    return stage_reply(text, reply_model, stage)
 
 
 def failure_of(error: Exception) -> Failure:

@@ -19,13 +19,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from gligabao.ai.embeddings import failure_of as openai_failure
-from gligabao.ai.json_reply import NoJsonObject, extract_json_object
 from gligabao.ai.llm import STAGE_HEADER, THINKING_BUDGETS, _short_error
 from gligabao.ai.prices import Price, cost_usd
-from gligabao.ai.replies import parsed_reply, validation_problems
+from gligabao.ai.replies import parsed_reply, stage_reply
 from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries
 from gligabao.errors import NotConfigured, ProviderError
 from gligabao.observability.inferences import CallContext, Inference
@@ -270,17 +269,7 @@ def reply_from(reply: ChatReply, reply_model: type[BaseModel], stage: str) -> An
     if choice.message.refusal or choice.finish_reason in REFUSED_FINISH_REASONS:
         raise ProviderError(f"LLM refused to answer stage {stage}")
     text = _THINKING.sub("", choice.message.content or "")
-    if not text.strip():
-        raise ProviderError(f"LLM reply of stage {stage} was empty")
-    try:
-        data = extract_json_object(text)
-    except NoJsonObject:
-        raise ProviderError(f"LLM reply of stage {stage} was not JSON") from None
-    try:
-        return reply_model.model_validate(data)
-    except ValidationError as error:
-        problems = validation_problems(error)
-        raise ProviderError(f"LLM reply of stage {stage} did not fit its schema: {problems}") from None
+    return stage_reply(text, reply_model, stage)
 
 
 def refuses_structured_output(error: Exception) -> bool:

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from gligabao.ai.json_reply import NoJsonObject, extract_json_object
 from gligabao.errors import ProviderError
 
 Shape = TypeVar("Shape", bound=BaseModel)
@@ -35,3 +36,19 @@ def validation_problems(error: ValidationError) -> str:
     ]
     more = len(problems) - MAX_PROBLEMS
     return "; ".join(problems[:MAX_PROBLEMS]) + (f" (and {more} more)" if more > 0 else "")
+
+
+def stage_reply(text: str, reply_model: type[Shape], stage: str) -> Shape:
+    """The text of a model's reply to `stage` as its reply model (the JSON object in it, fences
+    and prose tolerated); else a ProviderError saying why there is none. Any provider."""
+    if not text.strip():
+        raise ProviderError(f"LLM reply of stage {stage} was empty")
+    try:
+        data = extract_json_object(text)
+    except NoJsonObject:
+        raise ProviderError(f"LLM reply of stage {stage} was not JSON") from None
+    try:
+        return reply_model.model_validate(data)
+    except ValidationError as error:
+        problems = validation_problems(error)
+        raise ProviderError(f"LLM reply of stage {stage} did not fit its schema: {problems}") from None
