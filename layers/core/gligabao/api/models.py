@@ -135,6 +135,8 @@ class ErrorBody(BaseModel):
 
 # What every route may answer before its own code runs (api/handler.py): an unusable configuration.
 CONFIGURATION_INVALID = "the configuration is invalid (the variable is named)"
+# What every route that reads the database may answer besides.
+DATABASE_UNAVAILABLE = "the database is unreachable, or " + CONFIGURATION_INVALID
 
 
 def documented_responses(ok: str, errors: dict[int, str]) -> dict[int, dict]:
@@ -147,3 +149,8 @@ def documented_responses(ok: str, errors: dict[int, str]) -> dict[int, dict]:
             for status, why in sorted(errors.items())
         },
     }
+
+
+def database_route_responses(ok: str, errors: dict[int, str]) -> dict[int, dict]:
+    """`documented_responses` of a route that reads the database: its own errors and the 503."""
+    return documented_responses(ok, {**errors, 503: DATABASE_UNAVAILABLE})

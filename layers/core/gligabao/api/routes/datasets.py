@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import memory
-from gligabao.api.models import CONFIGURATION_INVALID, DatasetDeleted, DatasetList, documented_responses
+from gligabao.api.models import DATABASE_UNAVAILABLE, DatasetDeleted, DatasetList, documented_responses
 from gligabao.api.validation import DatasetName, UserId
 from gligabao.bootstrap import Bundle
 from gligabao.memory import datasets
@@ -17,15 +17,13 @@ from gligabao.memory import datasets
 router = APIGatewayHttpRouter()
 
 
-_UNAVAILABLE = "the database is unreachable, or " + CONFIGURATION_INVALID
-
-
 @router.get(
     "/v1/gb/datasets",
     tags=["datasets"],
     summary="The user's datasets with their counts",
     responses=documented_responses(
-        "the user's datasets (none: an empty list)", {400: "a missing or bad user_id", 503: _UNAVAILABLE}
+        "the user's datasets (none: an empty list)",
+        {400: "a missing or bad user_id", 503: DATABASE_UNAVAILABLE},
     ),
 )
 def list_datasets(
@@ -43,7 +41,7 @@ def list_datasets(
         {
             400: "a missing or bad user_id, or a bad dataset name",
             404: "the dataset does not exist for this user",
-            503: _UNAVAILABLE,
+            503: DATABASE_UNAVAILABLE,
         },
     ),
 )

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import memory
 from gligabao.api.forget_models import MAX_ID, ForgetResponse
-from gligabao.api.models import ErrorBody
+from gligabao.api.models import documented_responses
 from gligabao.api.validation import UserId
 from gligabao.bootstrap import Bundle
 from gligabao.memory import forget
@@ -27,16 +27,7 @@ def _responses(kind: str, more: dict[int, str] | None = None) -> dict:
         503: "the database is unavailable",
         **(more or {}),
     }
-    return {
-        200: {
-            "description": "what was deleted",
-            "content": {"application/json": {"model": ForgetResponse}},
-        },
-        **{
-            status: {"description": text, "content": {"application/json": {"model": ErrorBody}}}
-            for status, text in sorted(errors.items())
-        },
-    }
+    return documented_responses("what was deleted", errors)
 
 
 @router.delete(

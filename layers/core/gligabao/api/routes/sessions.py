@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import memory
-from gligabao.api.models import ErrorBody
+from gligabao.api.models import database_route_responses
 from gligabao.api.readback_models import (
     ArtifactReadback,
     EntityReadback,
@@ -26,26 +26,13 @@ from gligabao.memory import readback
 
 router = APIGatewayHttpRouter()
 
-_UNAVAILABLE = "the database is unreachable, or the configuration is invalid (the variable is named)"
-
-
-def _responses(ok: str, model: type, errors: dict[int, str]) -> dict:
-    return {
-        200: {"description": ok, "content": {"application/json": {"model": model}}},
-        **{
-            status: {"description": text, "content": {"application/json": {"model": ErrorBody}}}
-            for status, text in {**errors, 503: _UNAVAILABLE}.items()
-        },
-    }
-
 
 @router.get(
     "/v1/gb/sessions/<session_id>",
     tags=["read back"],
     summary="What a session touched: its artifacts, and the entities and edges it mentioned",
-    responses=_responses(
+    responses=database_route_responses(
         "a page of each list (an unknown session: empty lists)",
-        SessionReadback,
         {
             400: "a bad user_id, dataset, session_id (percent-encoded in the path), limit or cursor",
             404: "the dataset does not exist for this user",
@@ -68,9 +55,8 @@ def get_session(
     "/v1/gb/artifacts/<artifact_id>",
     tags=["read back"],
     summary="One artifact: its text, chunks, and the entities and edges it stated",
-    responses=_responses(
+    responses=database_route_responses(
         "the artifact",
-        ArtifactReadback,
         {400: "a bad user_id or id", 404: "the user has no such artifact"},
     ),
 )
@@ -86,9 +72,8 @@ def get_artifact(
     "/v1/gb/entities/<entity_id>",
     tags=["read back"],
     summary="One entity and its timeline: every edge touching it, live and superseded",
-    responses=_responses(
+    responses=database_route_responses(
         "the entity and a page of its timeline",
-        EntityReadback,
         {400: "a bad user_id, id, limit or cursor", 404: "the user has no such entity"},
     ),
 )

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import Field
 
 from gligabao.api.deps import memory
-from gligabao.api.models import ErrorBody
+from gligabao.api.models import database_route_responses
 from gligabao.api.readback_models import MAX_ROW_ID, PageCursor, PageLimit, RowId
 from gligabao.api.trajectory_models import TrajectoryList, TrajectoryRecord
 from gligabao.api.validation import DatasetField, SessionId, UserId
@@ -19,7 +19,6 @@ from gligabao.memory import trajectory_reads
 
 router = APIGatewayHttpRouter()
 
-_UNAVAILABLE = "the database is unreachable, or the configuration is invalid (the variable is named)"
 
 ArtifactFilter = Annotated[
     int | None, Field(ge=1, le=MAX_ROW_ID, description="only the remember that stored this artifact")
@@ -29,23 +28,12 @@ KindFilter = Annotated[
 ]
 
 
-def _responses(ok: str, model: type, errors: dict[int, str]) -> dict:
-    return {
-        200: {"description": ok, "content": {"application/json": {"model": model}}},
-        **{
-            status: {"description": text, "content": {"application/json": {"model": ErrorBody}}}
-            for status, text in {**errors, 503: _UNAVAILABLE}.items()
-        },
-    }
-
-
 @router.get(
     "/v1/gb/trajectories/<trajectory_id>",
     tags=["evals"],
     summary="The ATIF trajectory of one eval call",
-    responses=_responses(
+    responses=database_route_responses(
         "the trajectory, with its dataset, kind, session and artifact",
-        TrajectoryRecord,
         {400: "a bad user_id or id", 404: "the user has no such trajectory"},
     ),
 )
@@ -61,9 +49,8 @@ def get_trajectory(
     "/v1/gb/trajectories",
     tags=["evals"],
     summary="A page of a dataset's eval trajectories, oldest first: by session, kind or artifact",
-    responses=_responses(
+    responses=database_route_responses(
         "a page of trajectory summaries (none: an empty list)",
-        TrajectoryList,
         {
             400: "a bad user_id, dataset, session_id, kind, artifact_id, limit or cursor",
             404: "the dataset does not exist for this user",
