@@ -32,19 +32,7 @@ class ContextResponse(BaseModel):
         return cls(
             session_id=retrieved.session_id,
             context=retrieved.text,
-            entities=[
-                EntityEvidence(id=e.id, name=e.name, type=e.type, description=e.description or None)
-                for e in retrieved.entities
-            ],
+            entities=[EntityEvidence.from_domain(entity) for entity in retrieved.entities],
             edges=[EdgeEvidence.from_domain(edge) for edge in retrieved.edges],
-            passages=[
-                PassageEvidence(
-                    artifact_id=p.artifact_id,
-                    parent_id=p.parent_id,
-                    index=p.index,
-                    summary=p.summary,
-                    text=p.text,
-                )
-                for p in retrieved.passages
-            ],
+            passages=[PassageEvidence.from_domain(passage) for passage in retrieved.passages],
         )

@@ -37,7 +37,7 @@ from gligabao.api.validation import (
 )
 from gligabao.errors import BadRequest
 from gligabao.limits import DEFAULT_LIMITS
-from gligabao.model import Nearby, StoredEdge
+from gligabao.model import Nearby, Passage, StoredEntity
 from gligabao.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
@@ -229,6 +229,10 @@ class EntityEvidence(BaseModel):
     type: str
     description: str | None = Field(default=None, exclude_if=absent, description="omitted when empty")
 
+    @classmethod
+    def from_domain(cls, entity: StoredEntity) -> EntityEvidence:
+        return cls(id=entity.id, name=entity.name, type=entity.type, description=entity.description or None)
+
 
 class EdgeEvidence(EdgeOut):
     """A cited fact; `expired_at` only when a query with `as_of` cites a superseded one."""
@@ -244,6 +248,16 @@ class PassageEvidence(BaseModel):
     text: str | None = Field(
         default=None, exclude_if=absent, description="omitted for the passages given with their summary only"
     )
+
+    @classmethod
+    def from_domain(cls, passage: Passage) -> PassageEvidence:
+        return cls(
+            artifact_id=passage.artifact_id,
+            parent_id=passage.parent_id,
+            index=passage.index,
+            summary=passage.summary,
+            text=passage.text,
+        )
 
 
 class Evidence(BaseModel):
@@ -324,26 +338,10 @@ class QueryResponse(BaseModel):
             session_id=answer.session_id,
             answer=answer.answer,
             evidence=Evidence(
-                entities=[
-                    EntityEvidence(id=e.id, name=e.name, type=e.type, description=e.description or None)
-                    for e in evidence.entities
-                ],
-                edges=[_edge_evidence(edge) for edge in evidence.edges],
-                passages=[
-                    PassageEvidence(
-                        artifact_id=p.artifact_id,
-                        parent_id=p.parent_id,
-                        index=p.index,
-                        summary=p.summary,
-                        text=p.text,
-                    )
-                    for p in evidence.passages
-                ],
+                entities=[EntityEvidence.from_domain(entity) for entity in evidence.entities],
+                edges=[EdgeEvidence.from_domain(edge) for edge in evidence.edges],
+                passages=[PassageEvidence.from_domain(passage) for passage in evidence.passages],
             ),
             nearby=NearbyOut.from_domain(answer.nearby) if answer.nearby is not None else None,
             trajectory=trajectory_out(answer.trajectory),
         )
-
-
-def _edge_evidence(edge: StoredEdge) -> EdgeEvidence:
-    return EdgeEvidence.from_domain(edge)
