@@ -4,7 +4,10 @@ deadline, with exactly one inference recorded (ai/retries.py)."""
 
 from __future__ import annotations
 
+import base64
 import json
+import math
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -471,6 +474,33 @@ def test_a_base64_vector_of_nan_is_a_502(fake_openai, call):
 
     with pytest.raises(ProviderError, match="vector 1 holds a value that is not a finite number"):
         bootstrap.bundle().embedder.embed(call, TEXTS)
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [(math.inf, 0.5), (-math.inf, 0.5), (math.inf, -math.inf)],
+    ids=["infinity", "minus-infinity", "infinities-of-both-signs"],
+)
+def test_a_base64_vector_holding_an_infinity_is_a_502(fake_openai, call, pair):
+    reconfigure(embedding_dimensions="2")
+    fake_openai.inject(Fault.body(vectors_reply([0.1, 0.2], _base64_float32(*pair), [0.3, 0.4])))
+
+    with pytest.raises(ProviderError, match="vector 1 holds a value that is not a finite number"):
+        bootstrap.bundle().embedder.embed(call, TEXTS)
+
+
+def test_a_base64_vector_of_the_largest_float32s_is_read(fake_openai, call):
+    reconfigure(embedding_dimensions="2")
+    largest = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
+    fake_openai.inject(Fault.body(vectors_reply([0.1, 0.2], _base64_float32(largest, largest), [0.3, 0.4])))
+
+    vectors = bootstrap.bundle().embedder.embed(call, TEXTS)
+
+    assert vectors[1] == [largest, largest]
+
+
+def _base64_float32(*values: float) -> str:
+    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode()
 
 
 def test_vectors_given_as_numbers_rather_than_base64_are_read(fake_openai, call):
