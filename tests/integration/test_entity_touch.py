@@ -41,6 +41,32 @@ def test_touching_a_known_entity_is_a_hot_update_that_writes_no_index_entry(db, 
     assert (updated, hot) == (1, 1)
 
 
+def test_touching_many_known_entities_in_one_statement_is_all_hot_updates(db, fake_anthropic, fake_openai):
+    use_rule_based_model(fake_anthropic)
+    _remember(" ".join(f"Person{i} lives in City{i}." for i in range(50)))
+    stored = db.execute(
+        "SELECT id, dataset_id, name, normalized_name, type, embedding FROM gb_entities"
+    ).fetchall()
+
+    register_vector(db)
+    with db.transaction():
+        db.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        graph_writes.upsert_entities(
+            db,
+            stored[0][1],
+            [
+                graph_writes.EntityRow(id_, name, normalized, type_, "", json.loads(vector))
+                for id_, _, name, normalized, type_, vector in stored
+            ],
+        )
+        updated, hot = db.execute(
+            "SELECT pg_stat_get_xact_tuples_updated(%s::regclass), pg_stat_get_xact_tuples_hot_updated(%s::regclass)",
+            ["gb_entities", "gb_entities"],
+        ).fetchone()
+
+    assert (updated, hot) == (100, 100)
+
+
 def test_the_recent_entities_follow_a_touch_through_the_recency_table(db, fake_anthropic, fake_openai):
     use_rule_based_model(fake_anthropic)
     _remember("Alice works at Acme.")
