@@ -8,6 +8,8 @@ from remember_helpers import chain_text, stages_called, use_rule_based_model
 from sql_counting import counting_round_trips
 
 from gligabao import bootstrap
+from gligabao.ai.prompts.extract import Extraction
+from gligabao.memory.facts import FactsToRemember, remember_facts
 from gligabao.memory.remember import TextToRemember, remember_text
 
 
@@ -71,3 +73,36 @@ def test_a_remember_costs_at_most_8_sql_round_trips_whatever_the_facts(db, model
     figures = run(*models, facts=50) + run(*models, facts=1)
 
     assert max(f["round_trips"] for f in figures) <= 8, figures
+
+
+def _facts(people: int, place: str) -> FactsToRemember:
+    extraction = Extraction(
+        entities=[
+            *({"name": f"Person{i}", "type": "person"} for i in range(people)),
+            *({"name": f"{place}{i}", "type": "place"} for i in range(people)),
+        ],
+        edges=[
+            {"source": f"Person{i}", "target": f"{place}{i}", "relation": "lives_in"} for i in range(people)
+        ],
+    )
+    return FactsToRemember(
+        user_id="u1",
+        dataset="own-facts",
+        facts=extraction,
+        given=extraction.model_dump_json(),
+        session_id="s",
+    )
+
+
+def test_a_remember_of_the_callers_facts_costs_the_round_trips_of_a_text(db, models):
+    fake_anthropic, _ = models
+    with bootstrap.bundle().database.transaction("u1"):
+        pass  # the connection is opened (and its types registered) before anything is counted
+    counts = []
+    for place in ("City", "Town"):  # into a new dataset, then about known entities
+        with counting_round_trips() as round_trips:
+            remember_facts(bootstrap.bundle(), _facts(20, place))
+        counts.append(round_trips.count)
+
+    assert "extract" not in stages_called(fake_anthropic)
+    assert counts[0] <= 7 and counts[1] <= 8, counts

@@ -10,13 +10,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from gligabao.ai.prompts.extract import Extraction
-from gligabao.db import datasets as dataset_rows
 from gligabao.memory.extraction import merge_extractions
 from gligabao.memory.geo import locate_places
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
-from gligabao.memory.remember import Remembered, TextToRemember, embed, judge_facts, write_graph
-from gligabao.observability.inferences import save_inferences
+from gligabao.memory.remember import Remembered, TextToRemember, embed, judge_facts, store
 
 ARTIFACT_KIND = "facts"
 
@@ -89,23 +87,16 @@ def remember_facts(
         vectors = embed(embedder, op.call, graph, [], deadline)
         judgement = judge_facts(memory, op.call, as_text, graph, vectors, reference_time, now, deadline)
         places = locate_places(geo, graph.entities)  # {} while geo is off
-        with memory.database.transaction(request.user_id) as uow:
-            dataset_id = dataset_rows.lock_or_create(uow.conn, request.user_id, request.dataset)
-            op.call.dataset_id = dataset_id
-            remembered = write_graph(
-                memory,
-                uow,
-                op,
-                dataset_id,
-                as_text,
-                graph,
-                [],
-                vectors,
-                judgement,
-                reference_time,
-                places,
-                kind=ARTIFACT_KIND,
-                artifact_id=artifact_id,
-            )
-            save_inferences(uow.conn, op.call)
-        return remembered
+        return store(
+            memory,
+            op,
+            as_text,
+            graph,
+            [],
+            vectors,
+            judgement,
+            reference_time,
+            places,
+            kind=ARTIFACT_KIND,
+            artifact_id=artifact_id,
+        )

@@ -199,10 +199,12 @@ def store(
     reference_time: datetime,
     places: Mapping[str, Place] | None = None,
     *,
+    kind: str = "text",
     artifact_id: int | None = None,
 ) -> Remembered:
     """Write everything in one transaction, under the dataset's lock. `places`: the coordinates
     of the place entities, by normalized name (geo on: one more statement when there are some).
+    `kind`: the artifact's ('facts' for the caller's own facts, whose text is them as given).
     `artifact_id`: the pending artifact of an asynchronous remember, filled instead of inserted."""
     with (
         unsaved_on_failure(op.call),
@@ -224,6 +226,7 @@ def store(
             judgement,
             reference_time,
             places,
+            kind=kind,
             artifact_id=artifact_id,
         )
         save_inferences(uow.conn, op.call)
