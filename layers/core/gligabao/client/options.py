@@ -21,6 +21,7 @@ class ClientOptions:
     token: str | None = None
     user_id: str | None = None
     dataset: str | None = None
+    region: str | None = None  # with iam: the API's region when its URL does not say it
 
     def auth_mode(self) -> str:
         """As given; else jwt with a token, iam for an execute-api URL, none otherwise."""
@@ -30,13 +31,19 @@ class ClientOptions:
             return "jwt"
         return "iam" if region_of_url(self.api or LOCAL_API_URL) else "none"
 
-    def memory(self) -> Memory:
+    def authentication(self) -> SigV4 | BearerToken | None:
+        """The client's authentication for `auth_mode()`: SigV4, the bearer token, or none."""
         mode = self.auth_mode()
-        if mode == "jwt" and not self.token:
-            raise OptionError("auth jwt needs the bearer token in GB_API_TOKEN")
-        if mode != "jwt" and not self.user_id:
+        if mode == "jwt":
+            if not self.token:
+                raise OptionError("auth jwt needs the bearer token in GB_API_TOKEN")
+            return BearerToken(self.token)
+        return SigV4(self.region) if mode == "iam" else None
+
+    def memory(self) -> Memory:
+        auth = self.authentication()
+        if not isinstance(auth, BearerToken) and not self.user_id:
             raise OptionError("whose memory? give --user-id (or GB_USER_ID)")
-        auth = SigV4() if mode == "iam" else BearerToken(self.token) if mode == "jwt" else None
         return Memory(
             self.api or LOCAL_API_URL, auth, user_id=self.user_id, dataset=self.dataset or DEFAULT_DATASET
         )

@@ -47,11 +47,13 @@ def client_api(
 ) -> ClientApi:
     """`auth`: iam (SigV4, botocore's credential chain), jwt (`token`) or none; None: as every
     command of the package infers it (jwt with a token, iam for an execute-api URL, else none)."""
-    from gligabao.client import BearerToken, Memory, SigV4
-    from gligabao.client.options import ClientOptions
+    from gligabao.client import BearerToken, Memory
+    from gligabao.client.options import ClientOptions, OptionError
 
-    mode = ClientOptions(api=url, auth=auth, token=token).auth_mode()
-    if mode == "jwt" and not token:
-        raise ValueError("--auth jwt needs --token")
-    credentials = SigV4(region) if mode == "iam" else BearerToken(token) if mode == "jwt" else None
-    return ClientApi(Memory(url, auth=credentials, retries=retries), names_user=mode != "jwt")
+    try:
+        credentials = ClientOptions(api=url, auth=auth, token=token, region=region).authentication()
+    except OptionError:
+        raise ValueError("--auth jwt needs --token") from None
+    return ClientApi(
+        Memory(url, auth=credentials, retries=retries), names_user=not isinstance(credentials, BearerToken)
+    )

@@ -10,7 +10,7 @@ import httpx2
 
 from gligabao.client.auth import BearerToken, SigV4
 from gligabao.client.errors import GligabaoError
-from gligabao.client.options import ClientOptions
+from gligabao.client.options import ClientOptions, OptionError
 
 
 class AuthUnavailable(Exception):
@@ -23,17 +23,11 @@ def proxy_auth(
     """The authentication of `mode` (iam, jwt or none), inferred as `gligabao mcp` infers it when
     not given: jwt with a token, iam for an execute-api URL, none otherwise. An IAM signer is tried
     once at once, so missing credentials or region are said at start, not at the first call."""
-    mode = ClientOptions(api=api_url, auth=mode, token=token).auth_mode()
-    if mode == "none":
-        return None
-    if mode == "jwt":
-        if not token:
-            raise AuthUnavailable("auth jwt needs the bearer token in GB_API_TOKEN")
-        return BearerToken(token)
-    auth = SigV4(region)
     try:
-        next(auth.auth_flow(httpx2.Request("GET", api_url.rstrip("/") + "/v1/gb/health")))
-    except GligabaoError as error:
+        auth = ClientOptions(api=api_url, auth=mode, token=token, region=region).authentication()
+        if isinstance(auth, SigV4):
+            next(auth.auth_flow(httpx2.Request("GET", api_url.rstrip("/") + "/v1/gb/health")))
+    except (OptionError, GligabaoError) as error:
         raise AuthUnavailable(str(error)) from None
     return auth
 
