@@ -36,7 +36,7 @@ def main() -> int:
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
     from fuzz_run import fuzz
-    from remember import _embedded_url, scratch_database
+    from remember import _embedded_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     from gligabao.local.server import make_server
@@ -44,12 +44,7 @@ def main() -> int:
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="ERROR")
-    providers = {
-        "anthropic_api_key": "sk-ant-bench",
-        "anthropic_base_url": anthropic.url,
-        "openai_api_key": "sk-bench",
-        "openai_base_url": f"{openai.url}/v1",
-    }
+    providers = provider_settings(anthropic, openai)
     statuses: Counter = Counter()
     failures: list[str] = []
     errors: list[str] = []

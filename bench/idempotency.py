@@ -33,18 +33,13 @@ def main() -> None:
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import _embedded_url, scratch_database
+    from remember import _embedded_url, provider_settings, scratch_database
     from remember_helpers import remember_handler, rule_based_model
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
-    providers = {
-        "anthropic_api_key": "sk-ant-bench",
-        "anthropic_base_url": anthropic.url,
-        "openai_api_key": "sk-bench",
-        "openai_base_url": f"{openai.url}/v1",
-    }
+    providers = provider_settings(anthropic, openai)
     with scratch_database(os.environ.get("DATABASE_URL") or _embedded_url(), providers):
         handler = remember_handler()
         run(handler, "warm-up")

@@ -39,7 +39,7 @@ def main() -> None:
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True
     from fakes.anthropic_server import FakeAnthropic, Reply
     from fakes.openai_server import FakeOpenAI
-    from remember import scratch_database
+    from remember import _embedded_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     class SlowOpenAI(FakeOpenAI):
@@ -49,12 +49,7 @@ def main() -> None:
     anthropic, openai = FakeAnthropic().start(), SlowOpenAI().start()
     anthropic.responder = lambda body: Reply(data=rule_based_model(body), delay_s=random.uniform(*LATENCY_S))
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="ERROR")
-    providers = {
-        "anthropic_api_key": "sk-ant-bench",
-        "anthropic_base_url": anthropic.url,
-        "openai_api_key": "sk-bench",
-        "openai_base_url": f"{openai.url}/v1",
-    }
+    providers = provider_settings(anthropic, openai)
     admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
     try:
         with scratch_database(admin_url, providers) as scratch:
@@ -62,12 +57,6 @@ def main() -> None:
     finally:
         anthropic.stop()
         openai.stop()
-
-
-def _embedded_url() -> str:
-    from gligabao.local.embedded_pg import embedded_database_url
-
-    return embedded_database_url(str(ROOT / "var" / "bench-pgdata"))
 
 
 def document(kb: int) -> str:

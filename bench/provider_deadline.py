@@ -41,18 +41,13 @@ def main() -> None:
 
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import _embedded_url, scratch_database
+    from remember import _embedded_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="CRITICAL")
-    providers = {
-        "anthropic_api_key": "sk-ant-bench",
-        "anthropic_base_url": anthropic.url,
-        "openai_api_key": "sk-bench",
-        "openai_base_url": f"{openai.url}/v1",
-    }
+    providers = provider_settings(anthropic, openai)
     admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
     with scratch_database(admin_url, providers) as scratch:
         run_bench(scratch.bundle, anthropic, openai, remaining)

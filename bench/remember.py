@@ -50,17 +50,22 @@ def main() -> None:
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
-    providers = {
-        "anthropic_api_key": "sk-ant-bench",
-        "anthropic_base_url": anthropic.url,
-        "openai_api_key": "sk-bench",
-        "openai_base_url": f"{openai.url}/v1",
-    }
+    providers = provider_settings(anthropic, openai)
     admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
     with scratch_database(admin_url, providers):
         run_bench(anthropic, openai, args.repeat, [int(n) for n in args.sizes.split(",")], args.statements)
     anthropic.stop()
     openai.stop()
+
+
+def provider_settings(anthropic, openai) -> dict[str, str]:
+    """The settings that point the service at the fake providers (keys of their own, never real)."""
+    return {
+        "anthropic_api_key": "sk-ant-bench",
+        "anthropic_base_url": anthropic.url,
+        "openai_api_key": "sk-bench",
+        "openai_base_url": f"{openai.url}/v1",
+    }
 
 
 def _embedded_url() -> str:

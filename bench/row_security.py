@@ -95,12 +95,7 @@ def remembers(repeat: int) -> None:
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
-    providers = {
-        "anthropic_api_key": "sk-ant-bench",
-        "anthropic_base_url": anthropic.url,
-        "openai_api_key": "sk-bench",
-        "openai_base_url": f"{openai.url}/v1",
-    }
+    providers = remember_bench.provider_settings(anthropic, openai)
     admin = os.environ.get("DATABASE_URL") or remember_bench._embedded_url()
     with remember_bench.scratch_database(admin, providers) as scratch:
         owner_url = make_conninfo(**{**conninfo_to_dict(admin), "dbname": scratch.name})
