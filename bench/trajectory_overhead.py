@@ -146,7 +146,7 @@ def run_bench(repeat: int) -> None:
         ),
         number=loops,
     )
-    print(f"  7 calls: {seconds / loops * 1e6:.2f} µs per call (remember and query together)")
+    print(f"  the 7 calls of a remember and a query: {seconds / loops * 1e6:.2f} µs in all")
 
 
 if __name__ == "__main__":
