@@ -192,15 +192,10 @@ class Memory:
             dataset=dataset or self.dataset,
             reasoning=reasoning,
             models=models,
+            eval=eval or None,
+            **{"async": run_async or None},
         )
-        if run_async:
-            body["async"] = True
-        if eval:
-            body["eval"] = True
-        response = self._remember_call("/v1/gb/remember", body, idempotency_key)
-        if response.status_code == 202:
-            return _parsed(AcceptedResponse, response)
-        return _parsed(RememberResponse, response)
+        return self._remembered(body, idempotency_key)
 
     def remember_image(
         self,
@@ -257,13 +252,9 @@ class Memory:
             dataset=dataset or self.dataset,
             reasoning=reasoning,
             models=models,
+            **{"async": run_async or None},
         )
-        if run_async:
-            body["async"] = True
-        response = self._remember_call("/v1/gb/remember", body, idempotency_key)
-        if response.status_code == 202:
-            return _parsed(AcceptedResponse, response)
-        return _parsed(RememberResponse, response)
+        return self._remembered(body, idempotency_key)
 
     def remember_batch(
         self,
@@ -533,6 +524,13 @@ class Memory:
         return response.json() if response.content else None
 
     # --- the wire ------------------------------------------------------------------------------
+
+    def _remembered(
+        self, body: dict[str, Any], idempotency_key: str | None
+    ) -> RememberResponse | AcceptedResponse:
+        """POST /v1/gb/remember: what was stored, or the 202 of a pending artifact."""
+        response = self._remember_call("/v1/gb/remember", body, idempotency_key)
+        return _parsed(AcceptedResponse if response.status_code == 202 else RememberResponse, response)
 
     def _body(self, **fields: Any) -> dict[str, Any]:
         """A JSON body: the user, and the fields given (None left out: the API's default)."""
