@@ -116,7 +116,7 @@ bench-fuzz: install
 # sentence embeddings (all-MiniLM-L6-v2, shipped in a package), 150 questions, seed and ranked
 # retrieval side by side, then the threshold sweeps. Its own environment (the `bench` extra, which
 # `make test` never installs): Python 3.11, whose CPU build of torch this machine holds. The world
-# is remembered once (about 15 minutes on 2 cores) and kept in var/bench-quality-pgdata.
+# is remembered once (about half a minute on 2 cores) and kept in var/bench-quality-pgdata.
 BENCH_VENV := .venv-bench
 BENCH_PYTHON ?= python3.11
 

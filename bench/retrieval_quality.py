@@ -16,11 +16,13 @@ Printed, per category and overall: gold recall in the context (gold facts and pa
 gold), the context's edges, passages and estimated tokens (p50/p95) and the retrieval time
 (p50/p95, the question's embedding excluded). Then the sweeps: the retrieval similarity
 threshold (both retrievals) and the entity-resolution threshold (wrong merges and missed aliases
-of the world's entity mentions at each value).
+of the world's entity mentions at each value, by the vectors alone and with resolution's name
+guard: a vector match only between names of which one is a short form of the other).
 
-The database is its own (var/bench-quality-pgdata), built once per world, model and entity
-threshold. Another embedding model is measured the same way: `--embeddings-url` (any server of the
-OpenAI protocol, its key from OPENAI_API_KEY), `--embedding-model`, `--dimensions`.
+The database is its own (var/bench-quality-pgdata), built once per world, model, entity
+threshold, schema and rule of entity resolution. Another embedding model is measured the same
+way: `--embeddings-url` (any server of the OpenAI protocol, its key from OPENAI_API_KEY),
+`--embedding-model`, `--dimensions`.
 
     make bench-retrieval-quality      # installs the `bench` extra in .venv-bench (Python 3.11, CPU torch)
     python bench/retrieval_quality.py [--rebuild] [--thresholds 0.3,0.4,0.5,0.6,0.75] [--smoke]
@@ -376,20 +378,18 @@ def print_side_by_side(tables: dict[str, dict[str, dict]]) -> None:
 # --- the entity-resolution sweep ----------------------------------------------------------------
 
 
-def entity_resolution_sweep(world: World, embed, thresholds: list[float]) -> list[dict]:
+def entity_resolution_sweep(world: World, embed, could_be_one, thresholds: list[float]) -> list[dict]:
     """Per threshold, over the world's entity mentions (as remember embeds them: `name (type):
     description`): mentions of different entities at least that close (wrong merges, when their
-    names differ) and aliases of one entity below it (missed merges)."""
+    names differ) and aliases of one entity below it (missed merges), by the vectors alone and with
+    the name guard of resolution (`could_be_one`: whether two names could be one entity's)."""
     from gligabao.memory.names import normalized_name
 
     mentions: dict[str, str] = {}  # embedding text -> normalized name of the entity it means
-    aliases: set[tuple[str, str]] = set()
     for text in world.texts:
         for entity in text.entities:
             mention = f"{entity['name']} ({entity['type']}): {entity['description']}"
             mentions[mention] = entity.get("means") or normalized_name(entity["name"])
-            if entity.get("means"):
-                aliases.add((normalized_name(entity["name"]), entity["means"]))
     texts = list(mentions)
     vectors = embed(texts)
     import numpy as np
@@ -399,28 +399,56 @@ def entity_resolution_sweep(world: World, embed, thresholds: list[float]) -> lis
     cosines = matrix @ matrix.T
     names = [normalized_name(t.split(" (")[0]) for t in texts]
     meant = [mentions[t] for t in texts]
+    lowest = min(thresholds)
+    pairs = [  # matched by name first, whatever the vectors; far pairs are no merge at any threshold
+        (i, j)
+        for i in range(len(texts))
+        for j in range(i + 1, len(texts))
+        if names[i] != names[j] and (meant[i] == meant[j] or cosines[i, j] >= lowest)
+    ]
+    guard = dict(zip(pairs, could_be_one([(names[i], names[j]) for i, j in pairs]), strict=True))
     rows = []
     for threshold in thresholds:
-        wrong, missed, alias_pairs = set(), 0, 0
-        for i in range(len(texts)):
-            for j in range(i + 1, len(texts)):
-                if names[i] == names[j]:
-                    continue  # matched by name first, whatever the vectors
-                same = meant[i] == meant[j]
-                if same:
-                    alias_pairs += 1
-                    missed += cosines[i, j] < threshold
-                elif cosines[i, j] >= threshold:
-                    wrong.add((min(meant[i], meant[j]), max(meant[i], meant[j])))
+        wrong, wrong_guarded = set(), set()
+        missed = missed_guarded = alias_pairs = 0
+        for i, j in pairs:
+            close = cosines[i, j] >= threshold
+            if meant[i] == meant[j]:
+                alias_pairs += 1
+                missed += not close
+                missed_guarded += not (close and guard[i, j])
+            elif close:
+                pair = (min(meant[i], meant[j]), max(meant[i], meant[j]))
+                wrong.add(pair)
+                if guard[i, j]:
+                    wrong_guarded.add(pair)
         rows.append(
             {
                 "threshold": threshold,
                 "wrong_merge_pairs": len(wrong),
-                "missed_aliases": int(missed),
+                "missed_aliases": missed,
+                "wrong_merge_pairs_guarded": len(wrong_guarded),
+                "missed_aliases_guarded": missed_guarded,
                 "alias_pairs": alias_pairs,
             }
         )
     return rows
+
+
+def names_could_be_one(admin_url: str):
+    """Whether each pair of normalized names could be one entity's, by the database's own rule."""
+    import psycopg
+
+    def could_be_one(pairs: list[tuple[str, str]]) -> list[bool]:
+        with psycopg.connect(admin_url) as conn:
+            rows = conn.execute(
+                """SELECT gb_could_be_one_entity(a, b) FROM unnest(%s::text[], %s::text[])
+                   WITH ORDINALITY AS p(a, b, position) ORDER BY position""",
+                [[a for a, _ in pairs], [b for _, b in pairs]],
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    return could_be_one
 
 
 # --- main ---------------------------------------------------------------------------------------
@@ -455,8 +483,15 @@ def main() -> int:
     entity_threshold = (
         args.entity_threshold if args.entity_threshold is not None else defaults.entity_match_similarity
     )
+    from gligabao.db.graph_writes import _MATCH_SQL
+    from gligabao.db.migrate import available_migrations
+
+    # A new world, model, threshold, schema or rule of entity resolution is a new database.
     signature = hashlib.sha256(
-        json.dumps([[t.text for t in world.texts], model, entity_threshold]).encode()
+        json.dumps(
+            [[t.text for t in world.texts], model, entity_threshold, available_migrations(), _MATCH_SQL],
+            default=str,
+        ).encode()
     ).hexdigest()[:10]
     name = f"gb_quality_{'smoke_' if args.smoke else ''}{signature}"
     admin, service, ready = scratch_database(name, dims, args.rebuild or args.smoke)
@@ -524,14 +559,17 @@ def main() -> int:
             ]
 
         entity_rows = entity_resolution_sweep(
-            world, embed, [float(v) for v in args.entity_thresholds.split(",")]
+            world, embed, names_could_be_one(admin), [float(v) for v in args.entity_thresholds.split(",")]
         )
         print(
-            "\nentity resolution sweep: threshold, wrong merges (pairs of distinct entities), missed aliases / alias pairs"
+            "\nentity resolution sweep: threshold, wrong merges (pairs of distinct entities), missed aliases"
+            " / alias pairs; by the vectors alone, then with the name guard (one name a short form of the other)"
         )
         for row in entity_rows:
             print(
-                f"  {row['threshold']:<5} wrong {row['wrong_merge_pairs']:>5}  missed {row['missed_aliases']}/{row['alias_pairs']}"
+                f"  {row['threshold']:<5} vectors: wrong {row['wrong_merge_pairs']:>5}  missed"
+                f" {row['missed_aliases']}/{row['alias_pairs']}   with the guard: wrong"
+                f" {row['wrong_merge_pairs_guarded']:>5}  missed {row['missed_aliases_guarded']}/{row['alias_pairs']}"
             )
         figures["entity_sweep"] = entity_rows
     if args.json:

@@ -176,19 +176,22 @@ def read_filled_artifact(cursor: psycopg.Cursor) -> list[int] | None:
 
 
 # The stored entity each (name, vector) of `i` is: the same normalized name, else the nearest
-# vector when its cosine is at least the threshold (rows with neither are left out).
+# vector whose cosine is at least the threshold, among the entities whose name could be the same
+# (one name a short form of the other: migration 0011); rows with neither are left out.
 _MATCH_SQL = """
         SELECT i.ord, coalesce(by_name.id, by_vector.id) AS id
         FROM unnest(%(names)s::text[], %(embeddings)b::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
         LEFT JOIN gb_entities by_name
                ON by_name.dataset_id = %(dataset_id)s AND by_name.normalized_name = i.normalized_name
         LEFT JOIN LATERAL (
-            SELECT e.id, e.embedding <=> i.embedding AS distance
+            SELECT e.id
             FROM gb_entities e
             WHERE by_name.id IS NULL AND e.dataset_id = %(dataset_id)s AND e.embedding IS NOT NULL
+              AND 1 - (e.embedding <=> i.embedding) >= %(threshold)s
+              AND gb_could_be_one_entity(e.normalized_name, i.normalized_name)
             ORDER BY e.embedding <=> i.embedding
             LIMIT 1
-        ) by_vector ON 1 - by_vector.distance >= %(threshold)s
+        ) by_vector ON true
         WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
 """
 
@@ -212,7 +215,8 @@ def match_entities(
     threshold: float,
 ) -> list[int | None]:
     """For each name (with its vector), the id of the stored entity it is: same normalized name,
-    else the nearest vector when its cosine is at least `threshold`; None when neither."""
+    else the nearest vector when its cosine is at least `threshold` and the names could be one
+    entity's (one a short form of the other); None when neither."""
     rows = conn.execute(
         _MATCH_SQL, _match_parameters(dataset_id, normalized_names, embeddings, threshold)
     ).fetchall()

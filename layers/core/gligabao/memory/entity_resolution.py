@@ -1,9 +1,14 @@
 """Step 5 of remember: which stored entity each entity of the text is (no LLM).
 
 An entity of the text is a stored one of the dataset when its normalized name matches, else
-when its vector has a cosine of at least `entity_match_similarity` with a stored entity's (the best
-such). A matched entity keeps its id and name; an empty description (or unknown type) is
-filled and updated_at is bumped. The others are created.
+when its vector has a cosine of at least `entity_match_similarity` with a stored entity's whose
+name could be the same (the best such). Names could be the same when one is a short form of the
+other: each of its words begins a word of the other ("Acme" / "Acme Robotics", "A. Chen" /
+"Alice Chen") or it is the other's initials ("IBM"). So two entities with different names that
+vectors cannot tell apart ("violin" / "cello", both "a musical instrument"; namesakes "Alice
+Chen" / "Alice Park") stay two: a wrong match would move one's facts onto the other, a missed one
+only leaves a second entity. A matched entity keeps its id and name; an empty description (or
+unknown type) is filled and updated_at is bumped. The others are created.
 """
 
 from __future__ import annotations

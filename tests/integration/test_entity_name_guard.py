@@ -1,0 +1,244 @@
+"""Entity resolution's name guard (SPEC section 5, step 5; migration 0011): a normalized name
+matches first; else the best vector match at or above the threshold, among the stored entities
+whose name could be the same as the new one's (one is a short form of the other). So namesakes
+and things of a kind that vectors cannot tell apart ("violin" / "cello", both "a musical
+instrument") stay distinct, while an alias ("Acme" for "Acme Robotics") still resolves.
+
+Remembered in-process through the real SDKs: the extraction is scripted on the Anthropic fake,
+the entity vectors are set on the OpenAI fake (`name (type): description`, as remember embeds)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gligabao import bootstrap
+from gligabao.memory.remember import TextToRemember, remember_text
+
+
+def unit(i: int) -> list[float]:
+    vector = [0.0] * 1536
+    vector[i] = 1.0
+    return vector
+
+
+def with_cosine(cosine: float) -> list[float]:
+    """A vector whose cosine with unit(0) is `cosine`."""
+    vector = [0.0] * 1536
+    vector[0], vector[1] = cosine, math.sqrt(1 - cosine * cosine)
+    return vector
+
+
+def entity(name: str, type_: str, description: str = "") -> dict:
+    return {"name": name, "type": type_, "description": description}
+
+
+@pytest.fixture
+def script(db, fake_anthropic, fake_openai):
+    """text -> the extraction the model replies (the resolve stage judges nothing new)."""
+    replies: dict[str, dict] = {}
+
+    def responder(body: dict) -> dict:
+        content = body["messages"][0]["content"]
+        content = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+        if "<new_facts>" in content:
+            return {"facts": []}
+        return next(reply for text, reply in replies.items() if f"<text>\n{text}\n</text>" in content)
+
+    fake_anthropic.responder = responder
+    return replies
+
+
+def remember(script: dict, text: str, entities: list[dict], facts=(), user_id="u1", dataset="main"):
+    """Remember `text`, extracted as `entities` and `facts` ((source, relation, target))."""
+    script[text] = {
+        "entities": entities,
+        "edges": [
+            {"source": s, "target": t, "relation": r, "description": f"{s} {r} {t}."} for s, r, t in facts
+        ],
+    }
+    return remember_text(bootstrap.bundle(), TextToRemember(user_id, dataset, text))
+
+
+def names_of_entities(db) -> list[str]:
+    return [row[0] for row in db.execute("SELECT name FROM gb_entities ORDER BY name")]
+
+
+def facts_of(db) -> set[tuple[str, str, str]]:
+    return set(
+        db.execute(
+            """SELECT s.name, e.relation, t.name FROM gb_edges e
+               JOIN gb_entities s ON s.id = e.source_id JOIN gb_entities t ON t.id = e.target_id"""
+        ).fetchall()
+    )
+
+
+# --- the rule on names
+
+
+@pytest.mark.parametrize(
+    "name_a, name_b",
+    [
+        ("acme", "acme robotics"),  # a company by its first word
+        ("smith", "alice smith"),  # a person by surname
+        ("a. chen", "alice chen"),  # an initial
+        ("dr. alice chen", "alice chen"),  # a title
+        ("ibm", "international business machines"),  # initials
+        ("u.s.", "united states"),
+        ("acme corp.", "acme corporation"),  # an abbreviated word
+    ],
+)
+def test_names_where_one_is_a_short_form_of_the_other_could_be_one_entity(db, name_a, name_b):
+    for a, b in ((name_a, name_b), (name_b, name_a)):
+        assert db.execute("SELECT gb_could_be_one_entity(%s, %s)", [a, b]).fetchone()[0] is True
+
+
+@pytest.mark.parametrize(
+    "name_a, name_b",
+    [
+        ("alice chen", "alice park"),  # namesakes
+        ("jonas reyes", "david reyes"),
+        ("violin", "cello"),  # things of a kind
+        ("sable publishing", "pioneer publishing"),
+        ("finnish", "estonian"),
+        ("ibm", "intel"),
+    ],
+)
+def test_names_that_each_hold_a_word_the_other_lacks_are_two_entities(db, name_a, name_b):
+    for a, b in ((name_a, name_b), (name_b, name_a)):
+        assert db.execute("SELECT gb_could_be_one_entity(%s, %s)", [a, b]).fetchone()[0] is False
+
+
+# --- remember
+
+
+def test_two_namesakes_with_the_same_vector_stay_two_entities_with_their_own_facts(db, script, fake_openai):
+    fake_openai.override("Alice Chen (person): a pediatrician", unit(0))
+    fake_openai.override("Alice Park (person): a pediatrician", unit(0))  # cosine 1: only names differ
+    remember(
+        script,
+        "Alice Chen, a pediatrician, lives in Lyon.",
+        [entity("Alice Chen", "person", "a pediatrician"), entity("Lyon", "city")],
+        [("Alice Chen", "lives_in", "Lyon")],
+    )
+
+    second = remember(
+        script,
+        "Alice Park, a pediatrician, lives in Porto.",
+        [entity("Alice Park", "person", "a pediatrician"), entity("Porto", "city")],
+        [("Alice Park", "lives_in", "Porto")],
+    )
+
+    assert second.entities[0].created is True
+    assert names_of_entities(db) == ["Alice Chen", "Alice Park", "Lyon", "Porto"]
+    assert facts_of(db) == {("Alice Chen", "lives_in", "Lyon"), ("Alice Park", "lives_in", "Porto")}
+
+
+def test_two_instruments_described_alike_stay_two(db, script, fake_openai):
+    fake_openai.override("violin (instrument): a musical instrument", unit(0))
+    fake_openai.override("cello (instrument): a musical instrument", with_cosine(0.95))
+    remember(
+        script,
+        "Ivy plays the violin.",
+        [entity("Ivy", "person"), entity("violin", "instrument", "a musical instrument")],
+        [("Ivy", "plays", "violin")],
+    )
+
+    remember(
+        script,
+        "Mila plays the cello.",
+        [entity("Mila", "person"), entity("cello", "instrument", "a musical instrument")],
+        [("Mila", "plays", "cello")],
+    )
+
+    assert facts_of(db) == {("Ivy", "plays", "violin"), ("Mila", "plays", "cello")}
+
+
+def test_an_alias_that_is_a_short_form_still_resolves_by_its_vector(db, script, fake_openai):
+    fake_openai.override("Acme Robotics (organization): a robotics company", unit(0))
+    fake_openai.override("Acme (organization): ", with_cosine(0.8))
+    first = remember(
+        script,
+        "Acme Robotics is a robotics company.",
+        [entity("Acme Robotics", "organization", "a robotics company")],
+    )
+
+    second = remember(
+        script,
+        "Boris joined Acme.",
+        [entity("Boris", "person"), entity("Acme", "organization")],
+        [("Boris", "works_at", "Acme")],
+    )
+
+    acme = next(e for e in second.entities if e.name == "Acme Robotics")
+    assert (acme.id, acme.created) == (first.entities[0].id, False)
+    assert facts_of(db) == {("Boris", "works_at", "Acme Robotics")}
+    assert "Acme" not in names_of_entities(db)
+
+
+def test_the_best_vector_match_is_the_best_whose_name_could_be_the_same(db, script, fake_openai):
+    """A nearer entity of another name does not hide the alias behind it."""
+    fake_openai.override("Acme Robotics (organization): ", with_cosine(0.8))
+    fake_openai.override("Globex Robotics (organization): ", with_cosine(0.97))
+    fake_openai.override("Acme (organization): ", unit(0))
+    remember(
+        script,
+        "Acme Robotics and Globex Robotics make robots.",
+        [entity("Acme Robotics", "organization"), entity("Globex Robotics", "organization")],
+    )
+
+    second = remember(
+        script, "Boris joined Acme.", [entity("Boris", "person"), entity("Acme", "organization")]
+    )
+
+    assert [e.name for e in second.entities] == ["Boris", "Acme Robotics"]
+
+
+def test_an_alias_below_the_threshold_is_a_new_entity(db, script, fake_openai):
+    fake_openai.override("Acme Robotics (organization): a robotics company", unit(0))
+    fake_openai.override("Acme (organization): ", with_cosine(0.74))
+    remember(
+        script,
+        "Acme Robotics is a robotics company.",
+        [entity("Acme Robotics", "organization", "a robotics company")],
+    )
+
+    second = remember(
+        script, "Boris joined Acme.", [entity("Boris", "person"), entity("Acme", "organization")]
+    )
+
+    assert [(e.name, e.created) for e in second.entities] == [("Boris", True), ("Acme", True)]
+
+
+def test_the_normalized_name_wins_over_a_nearer_vector(db, script, fake_openai):
+    fake_openai.override("Alice Chen (person): a pediatrician", unit(0))
+    fake_openai.override("Alice (person): a violinist", unit(1))
+    fake_openai.override("ALICE (person): ", unit(0))  # the vector of Alice Chen, the name of Alice
+    remember(
+        script,
+        "Alice Chen is a pediatrician and Alice is a violinist.",
+        [entity("Alice Chen", "person", "a pediatrician"), entity("Alice", "person", "a violinist")],
+    )
+
+    second = remember(script, "ALICE lives in Porto.", [entity("ALICE", "person"), entity("Porto", "city")])
+
+    assert (second.entities[0].name, second.entities[0].created) == ("Alice", False)
+
+
+@pytest.mark.parametrize("other", [{"user_id": "u2"}, {"dataset": "other"}])
+def test_an_alias_of_another_user_or_dataset_never_matches(db, script, fake_openai, other):
+    fake_openai.override("Acme Robotics (organization): a robotics company", unit(0))
+    fake_openai.override("Acme (organization): ", unit(0))
+    remember(
+        script,
+        "Acme Robotics is a robotics company.",
+        [entity("Acme Robotics", "organization", "a robotics company")],
+    )
+
+    second = remember(
+        script, "Boris joined Acme.", [entity("Boris", "person"), entity("Acme", "organization")], **other
+    )
+
+    assert [(e.name, e.created) for e in second.entities] == [("Boris", True), ("Acme", True)]
+    assert db.execute("SELECT count(*) FROM gb_entities WHERE name LIKE 'Acme%%'").fetchone()[0] == 2
