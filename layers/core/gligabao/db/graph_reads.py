@@ -53,9 +53,9 @@ class KeywordSeeds:
 # per statement whatever the plan (a function in a filter would be called on every row); each
 # condition is one array of ids, and the planner combines their primary-key lookups (BitmapOr)
 # instead of filtering the whole dataset.
-_NAMED = "e.id = ANY((SELECT gb_entities_named((SELECT id FROM dataset), "
+_NAMED = "(SELECT gb_entities_named((SELECT id FROM dataset), "
 _DESCRIBED = "e.id = ANY((SELECT gb_entities_described((SELECT id FROM dataset), "
-_NAME_PREFIXED = "e.id = ANY((SELECT gb_entities_name_prefixed((SELECT id FROM dataset), "
+_NAME_PREFIXED = "(SELECT gb_entities_name_prefixed((SELECT id FROM dataset), "
 
 # Arms of one OR of description-gram conditions at most; past it, a looser (still exact) OR is used.
 MAX_DESCRIPTION_ARMS = 84
@@ -106,18 +106,18 @@ def keyword_seeds(
         "term_in_name_score": term_in_name_score,
         "term_in_description_score": term_in_description_score,
     }
-    named = [f"{_NAME_PREFIXED}%(prefixes)s::text[]))::bigint[])"]  # the gb_entities_name_prefix index
+    named = [f"{_NAME_PREFIXED}%(prefixes)s::text[]))"]  # the gb_entities_name_prefix index
     score = [
         "CASE WHEN strpos(%(question)s, e.normalized_name) > 0 THEN %(whole_name_score)s::integer ELSE 0 END"
     ]
     for i, (term, grams) in enumerate(zip(terms, term_grams, strict=True)):
         params[f"t{i}"], params[f"g{i}"] = term, grams
-        named.append(f"{_NAMED}%(g{i})s::text[]))::bigint[])")
+        named.append(f"{_NAMED}%(g{i})s::text[]))")
         score.append(
             f"CASE WHEN strpos(e.normalized_name, %(t{i})s) > 0 THEN %(term_in_name_score)s::integer ELSE 0 END"
         )
         score.append(
-            f"CASE WHEN strpos(lower(e.description), %(t{i})s) > 0"
+            f"CASE WHEN strpos(l.description, %(t{i})s) > 0"
             " THEN %(term_in_description_score)s::integer ELSE 0 END"
         )
     score_sql = " + ".join(score)
@@ -138,8 +138,9 @@ def keyword_seeds(
         ),
         named AS MATERIALIZED (
             SELECT e.id, e.updated_at, {score_sql} AS score
-            FROM gb_entities AS e
-            WHERE e.dataset_id = (SELECT id FROM dataset) AND ({" OR ".join(named)})
+            FROM gb_entities AS e CROSS JOIN LATERAL (SELECT lower(e.description) AS description) AS l
+            WHERE e.id IN (SELECT unnest({" || ".join(named)}))
+              AND e.dataset_id = (SELECT id FROM dataset)
         ),
         recent AS MATERIALIZED (
             SELECT e.id, e.updated_at, {score_sql} AS score
@@ -149,6 +150,7 @@ def keyword_seeds(
                         ORDER BY updated_at DESC, entity_id DESC
                         LIMIT %(window)s) AS r
                   JOIN gb_entities AS e ON e.id = r.entity_id) AS e
+            CROSS JOIN LATERAL (SELECT lower(e.description) AS description) AS l
         ),
         near AS MATERIALIZED (
             SELECT id, updated_at, score, bool_or(in_window) AS in_window
@@ -196,7 +198,7 @@ def keyword_seeds(
         ) AS s ON true
         """
         if older
-        else _KEYWORD_SQL_WITHOUT_TERMS.format(named=" OR ".join(named), score=score_sql),
+        else _KEYWORD_SQL_WITHOUT_TERMS.format(named=" || ".join(named), score=score_sql),
         params,
     ).fetchall()
     if not rows:
@@ -217,7 +219,7 @@ _KEYWORD_SQL_WITHOUT_TERMS = """
     LEFT JOIN LATERAL (
         SELECT e.id, {score} AS score
         FROM gb_entities AS e
-        WHERE e.dataset_id = (SELECT id FROM dataset) AND ({named})
+        WHERE e.id IN (SELECT unnest({named})) AND e.dataset_id = (SELECT id FROM dataset)
           AND strpos(%(question)s, e.normalized_name) > 0 AND %(whole_name_score)s::integer > 0
         ORDER BY e.updated_at DESC, e.id DESC
         LIMIT %(limit)s
@@ -237,7 +239,7 @@ def _older_entities(arms: list[str], terms_needed: str, score_sql: str) -> str:
     """The entities whose description holds `arms`, scored, when that many terms are needed."""
     return f"""
             SELECT e.id, e.updated_at, {score_sql} AS score
-            FROM gb_entities AS e
+            FROM gb_entities AS e CROSS JOIN LATERAL (SELECT lower(e.description) AS description) AS l
             WHERE e.dataset_id = (SELECT id FROM dataset) AND (SELECT terms FROM needed) {terms_needed}
               AND ({" OR ".join(arms)})"""
 
