@@ -18,7 +18,12 @@ exact scan of the same dataset (the same statement with the exact path forced).
 
     python bench/query.py [--sizes 10k,100k,1m] [--dims 256] [--queries 300] [--rebuild]
 
-Targets (issue 4): p95 under 25 ms at 100k edges and under 100 ms at 1M edges.
+Targets: p95 at most 15 ms at 100k edges, and at 1M edges 40 ms warm (100 ms from a cold cache),
+with a recall of the similar facts against an exact scan of at least 0.99.
+
+Besides the whole retrieval, it prints its two statements apart: the keyword statement runs while
+the question is embedded (with a real provider, behind an embeddings request of tens of
+milliseconds), so what a query adds after the embedding is the context statement and the ranking.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS_MS = {100_000: 25.0, 1_000_000: 100.0}
+TARGETS_MS = {100_000: 15.0, 1_000_000: 40.0}
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 MEDIUM_EDGES = 5_000
 SMALL_DATASETS = 10
@@ -539,11 +544,15 @@ def bench_size(admin: str, edges: int, args) -> None:
         run_retrieval(probe, limits)
     times: dict[str, list[float]] = {"large": [], "medium": [], "small": []}
     paths: dict[str, dict[str, int]] = {}
+    apart: dict[str, list[float]] = {"keyword": [], "after the embedding": []}
     for probe in questions[30:]:
         started = time.perf_counter()
         context = run_retrieval(probe, limits)
-        times[probe.kind].append((time.perf_counter() - started) * 1000)
+        elapsed = (time.perf_counter() - started) * 1000
+        times[probe.kind].append(elapsed)
         if probe.kind == "large":
+            apart["keyword"].append(context.timings_ms["keyword_seeds"])
+            apart["after the embedding"].append(elapsed - context.timings_ms["keyword_seeds"])
             for index, path in context.search_paths.items():
                 paths.setdefault(index, {}).setdefault(path, 0)
                 paths[index][path] += 1
@@ -565,6 +574,15 @@ def bench_size(admin: str, edges: int, args) -> None:
             f"  retrieval {label}: n={len(values)} p50 {statistics.median(values):.1f} ms "
             f"p95 {percentile(values, 0.95):.1f} ms max {max(values):.1f} ms{goal}"
         )
+    print(
+        "  queried dataset, apart: "
+        + ", ".join(
+            f"{label} p50 {statistics.median(values):.1f} ms p95 {percentile(values, 0.95):.1f} ms"
+            for label, values in apart.items()
+            if values
+        )
+        + " (the context statement, the COMMIT and the ranking)"
+    )
     print(
         "  vector search paths (queried dataset): "
         + ", ".join(
