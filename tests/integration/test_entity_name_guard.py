@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import reconfigure
 
 from gligabao import bootstrap
+from gligabao.limits import Limits
 from gligabao.memory.remember import TextToRemember, remember_text
+from gligabao.settings import Settings
 
 
 def unit(i: int) -> list[float]:
@@ -153,6 +156,33 @@ def test_two_instruments_described_alike_stay_two(db, script, fake_openai):
     )
 
     assert facts_of(db) == {("Ivy", "plays", "violin"), ("Mila", "plays", "cello")}
+
+
+def test_with_the_name_guard_off_namesakes_merge_by_their_vector_as_the_spec_has_it(db, script, fake_openai):
+    reconfigure(limits=Limits(entity_name_guard=False))
+    fake_openai.override("Alice Chen (person): a pediatrician", unit(0))
+    fake_openai.override("Alice Park (person): a pediatrician", with_cosine(0.9))
+    remember(
+        script,
+        "Alice Chen, a pediatrician, lives in Lyon.",
+        [entity("Alice Chen", "person", "a pediatrician"), entity("Lyon", "city")],
+        [("Alice Chen", "lives_in", "Lyon")],
+    )
+
+    second = remember(
+        script,
+        "Alice Park, a pediatrician, lives in Porto.",
+        [entity("Alice Park", "person", "a pediatrician"), entity("Porto", "city")],
+        [("Alice Park", "lives_in", "Porto")],
+    )
+
+    assert second.entities[0].created is False
+    assert facts_of(db) == {("Alice Chen", "lives_in", "Lyon"), ("Alice Chen", "lives_in", "Porto")}
+
+
+def test_the_name_guard_is_on_unless_turned_off():
+    assert Settings.from_env({}).limits.entity_name_guard is True
+    assert Settings.from_env({"GB_ENTITY_NAME_GUARD": "off"}).limits.entity_name_guard is False
 
 
 def test_an_alias_that_is_a_short_form_still_resolves_by_its_vector(db, script, fake_openai):

@@ -34,6 +34,11 @@ class Limits(BaseModel):
 
     # --- remember: resolution (steps 5 and 6) ------------------------------------------------
     entity_match_similarity: float = Field(0.75, ge=-1, le=1, description="cosine: the same entity")
+    entity_name_guard: bool = Field(
+        True,
+        description="a vector match also needs names of which one could be a short form of the other "
+        "(off: the vector alone, SPEC section 5 step 5)",
+    )
     fact_candidate_similarity: float = Field(0.75, ge=-1, le=1, description="cosine: a fact to compare")
     max_fact_candidates: int = Field(50, gt=0, description="live facts shown to the resolve stage")
     entity_name_max_chars: int = Field(

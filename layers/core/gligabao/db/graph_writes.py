@@ -177,7 +177,8 @@ def read_filled_artifact(cursor: psycopg.Cursor) -> list[int] | None:
 
 # The stored entity each (name, vector) of `i` is: the same normalized name, else the nearest
 # vector whose cosine is at least the threshold, among the entities whose name could be the same
-# (one name a short form of the other: migration 0011); rows with neither are left out.
+# (one name a short form of the other: migration 0011) unless `name_guard` is off; rows with
+# neither are left out.
 _MATCH_SQL = """
         SELECT i.ord, coalesce(by_name.id, by_vector.id) AS id
         FROM unnest(%(names)s::text[], %(embeddings)b::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
@@ -188,7 +189,7 @@ _MATCH_SQL = """
             FROM gb_entities e
             WHERE by_name.id IS NULL AND e.dataset_id = %(dataset_id)s AND e.embedding IS NOT NULL
               AND 1 - (e.embedding <=> i.embedding) >= %(threshold)s
-              AND gb_could_be_one_entity(e.normalized_name, i.normalized_name)
+              AND (NOT %(name_guard)s OR gb_could_be_one_entity(e.normalized_name, i.normalized_name))
             ORDER BY e.embedding <=> i.embedding
             LIMIT 1
         ) by_vector ON true
@@ -197,13 +198,18 @@ _MATCH_SQL = """
 
 
 def _match_parameters(
-    dataset_id: int, normalized_names: Sequence[str], embeddings: Sequence[Sequence[float]], threshold: float
+    dataset_id: int,
+    normalized_names: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+    threshold: float,
+    name_guard: bool,
 ) -> dict:
     return {
         "dataset_id": dataset_id,
         "names": list(normalized_names),
         "embeddings": [_vector(e) for e in embeddings],
         "threshold": threshold,
+        "name_guard": name_guard,
     }
 
 
@@ -213,12 +219,13 @@ def match_entities(
     normalized_names: Sequence[str],
     embeddings: Sequence[Sequence[float]],
     threshold: float,
+    name_guard: bool = True,
 ) -> list[int | None]:
     """For each name (with its vector), the id of the stored entity it is: same normalized name,
-    else the nearest vector when its cosine is at least `threshold` and the names could be one
-    entity's (one a short form of the other); None when neither."""
+    else the nearest vector when its cosine is at least `threshold` and (with `name_guard`) the
+    names could be one entity's (one a short form of the other); None when neither."""
     rows = conn.execute(
-        _MATCH_SQL, _match_parameters(dataset_id, normalized_names, embeddings, threshold)
+        _MATCH_SQL, _match_parameters(dataset_id, normalized_names, embeddings, threshold, name_guard)
     ).fetchall()
     matches: list[int | None] = [None] * len(normalized_names)
     for row in rows:
@@ -233,6 +240,7 @@ def known_entities_and_live_edges(
     embeddings: Sequence[Sequence[float]],
     threshold: float,
     fact_ends: Sequence[tuple[int, int, str]],
+    name_guard: bool = True,
 ) -> tuple[list[int | None], list[StoredEdge]]:
     """`match_entities` and, in the same statement, the live edges between matched entities that
     the facts name: `fact_ends` are (source, target, relation), source and target as positions in
@@ -261,7 +269,7 @@ def known_entities_and_live_edges(
           AND (e.source_id, e.target_id, e.relation) IN (SELECT * FROM triple)
         """,
         {
-            **_match_parameters(dataset_id, normalized_names, embeddings, threshold),
+            **_match_parameters(dataset_id, normalized_names, embeddings, threshold, name_guard),
             "fact_source": [end[0] + 1 for end in fact_ends],
             "fact_target": [end[1] + 1 for end in fact_ends],
             "fact_relation": [end[2] for end in fact_ends],

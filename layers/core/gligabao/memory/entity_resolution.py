@@ -7,7 +7,8 @@ other: each of its words begins a word of the other ("Acme" / "Acme Robotics", "
 "Alice Chen") or it is the other's initials ("IBM"). So two entities with different names that
 vectors cannot tell apart ("violin" / "cello", both "a musical instrument"; namesakes "Alice
 Chen" / "Alice Park") stay two: a wrong match would move one's facts onto the other, a missed one
-only leaves a second entity. A matched entity keeps its id and name; an empty description (or
+only leaves a second entity. `GB_ENTITY_NAME_GUARD=off` matches by the vector alone, as SPEC
+section 5 step 5 has it. A matched entity keeps its id and name; an empty description (or
 unknown type) is filled and updated_at is bumped. The others are created.
 """
 
@@ -20,36 +21,6 @@ import psycopg
 from gligabao.db import graph_writes
 from gligabao.memory.extraction import TextEntity
 from gligabao.model import StoredEntity
-
-
-def known_entity_ids(
-    conn: psycopg.Connection,
-    dataset_id: int,
-    entities: Sequence[TextEntity],
-    vectors: Sequence[Sequence[float]],
-    threshold: float,
-) -> dict[str, int]:
-    """normalized name -> id of the stored entity it is, for the entities already stored (reads only)."""
-    matches = graph_writes.match_entities(
-        conn, dataset_id, [e.normalized_name for e in entities], vectors, threshold
-    )
-    return {entity.normalized_name: match for entity, match in zip(entities, matches, strict=True) if match}
-
-
-def resolve_entities(
-    conn: psycopg.Connection,
-    dataset_id: int,
-    entities: Sequence[TextEntity],
-    vectors: Sequence[Sequence[float]],
-    threshold: float,
-) -> dict[str, StoredEntity]:
-    """Match, update and create the text's entities; normalized name -> the stored entity."""
-    if not entities:
-        return {}
-    matches = graph_writes.match_entities(
-        conn, dataset_id, [e.normalized_name for e in entities], vectors, threshold
-    )
-    return send_stored_entities(conn, dataset_id, entities, vectors, matches)()
 
 
 def send_stored_entities(

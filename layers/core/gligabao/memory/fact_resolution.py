@@ -75,6 +75,7 @@ def find_candidates(
         entity_vectors,
         limits.entity_match_similarity,
         fact_ends,
+        limits.entity_name_guard,
     )
     known = {
         entity.normalized_name: match for entity, match in zip(graph.entities, matches, strict=True) if match

@@ -285,6 +285,7 @@ def write_graph(
         [e.normalized_name for e in graph.entities],
         vectors.entities,
         memory.limits.entity_match_similarity,
+        memory.limits.entity_name_guard,
     )
     if artifact_id is None:
         artifact_id, chunk_ids = graph_writes.read_artifacts(artifacts)
