@@ -508,7 +508,6 @@ def recall(probes_: list[Probe], limits) -> dict[str, tuple[int, int]]:
 
 def bench_size(admin: str, edges: int, args) -> None:
     from gligabao import bootstrap
-    from gligabao.memory.retrieval import DEFAULT_LIMITS
     from gligabao.settings import Settings
 
     name = f"gligabao_bench_{edges}_d{args.dims}"
@@ -539,7 +538,7 @@ def bench_size(admin: str, edges: int, args) -> None:
 
     rng = random.Random(edges)
     questions = probes(url, plans, args.queries + 30, rng)
-    limits = DEFAULT_LIMITS
+    limits = service_limits()
     for probe in questions[:30]:  # warm-up: connection, plans, caches
         run_retrieval(probe, limits)
     times: dict[str, list[float]] = {"large": [], "medium": [], "small": []}
@@ -612,6 +611,14 @@ def bench_size(admin: str, edges: int, args) -> None:
         )
 
 
+def service_limits():
+    """The limits the service would run with: the defaults, with the environment's `GB_*` settings
+    (`GB_HNSW_CANDIDATES=200 python bench/query.py`)."""
+    from gligabao.limits import Limits
+
+    return Limits.from_env(dict(os.environ))
+
+
 def service_url(admin_url: str) -> str:
     """Apply the migrations a reused database lacks (as its owner), then the URL of the service's
     role, gligabao_app (given a password when the server asks for one)."""
@@ -667,13 +674,12 @@ def main() -> int:
     args = parse_args()
     sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "tests")]  # the package; the SQL counter
     admin = admin_url(args.data_dir)
-    from gligabao.memory.retrieval import DEFAULT_LIMITS
-
+    limits = service_limits()
     print(
         f"gligabao query retrieval bench: vectors of {args.dims} dimensions (scratch databases migrated "
         f"with GB_EMBEDDING_DIMENSIONS={args.dims}), fake providers answering instantly, "
-        f"{os.cpu_count()} cores; exact scan up to {DEFAULT_LIMITS.exact_scan_max_rows:,} rows, "
-        f"else HNSW with {DEFAULT_LIMITS.hnsw_candidates} candidates (ef_search)"
+        f"{os.cpu_count()} cores; exact scan up to {limits.exact_scan_max_rows:,} rows, "
+        f"else HNSW with {limits.hnsw_candidates} candidates (ef_search)"
     )
     for text in args.sizes.split(","):
         bench_size(admin, size_of(text.strip()), args)

@@ -22,7 +22,8 @@ guard: a vector match only between names of which one is a short form of the oth
 The database is its own (var/bench-quality-pgdata), built once per world, model, entity
 threshold, schema and rule of entity resolution. Another embedding model is measured the same
 way: `--embeddings-url` (any server of the OpenAI protocol, its key from OPENAI_API_KEY),
-`--embedding-model`, `--dimensions`.
+`--embedding-model`, `--dimensions`. The service's `GB_*` settings of the environment apply
+(`GB_RANK_SECOND_HOP_EDGES=10 python bench/retrieval_quality.py`), as the service reads them.
 
     make bench-retrieval-quality      # installs the `bench` extra in .venv-bench (Python 3.11, CPU torch)
     python bench/retrieval_quality.py [--rebuild] [--thresholds 0.3,0.4,0.5,0.6,0.75] [--smoke]
@@ -479,7 +480,7 @@ def main() -> int:
     llm = FakeAnthropic().start()
     llm.responder = ScriptedModel(world)
 
-    defaults = Limits()
+    defaults = Limits.from_env(dict(os.environ))
     entity_threshold = (
         args.entity_threshold if args.entity_threshold is not None else defaults.entity_match_similarity
     )
@@ -489,7 +490,14 @@ def main() -> int:
     # A new world, model, threshold, schema or rule of entity resolution is a new database.
     signature = hashlib.sha256(
         json.dumps(
-            [[t.text for t in world.texts], model, entity_threshold, available_migrations(), _MATCH_SQL],
+            [
+                [t.text for t in world.texts],
+                model,
+                entity_threshold,
+                defaults.entity_name_guard,
+                available_migrations(),
+                _MATCH_SQL,
+            ],
             default=str,
         ).encode()
     ).hexdigest()[:10]
