@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -263,3 +264,20 @@ def paragraphs(count: int, sentences: int, fact=lambda i: f"Person{i} knows Pers
 def chain_text(facts: int, start: int = 0) -> str:
     """A text of exactly `facts` facts: Person0 knows Person1. Person1 knows Person2. ..."""
     return " ".join(f"Person{i} knows Person{i + 1}." for i in range(start, start + facts))
+
+
+# --- entity vectors a test sets on the OpenAI fake -------------------------------------------
+
+
+def unit(i: int) -> list[float]:
+    """The unit vector of axis `i` (1536 dimensions)."""
+    vector = [0.0] * 1536
+    vector[i] = 1.0
+    return vector
+
+
+def with_cosine(cosine: float) -> list[float]:
+    """A vector whose cosine with unit(0) is `cosine`."""
+    vector = [0.0] * 1536
+    vector[0], vector[1] = cosine, math.sqrt(1 - cosine * cosine)
+    return vector

@@ -1,10 +1,9 @@
 """Resolution (SPEC section 5, steps 5 and 6): entities by normalized name, else by a vector
-cosine >= 0.75; facts restated without the LLM, the rest judged by at most one `resolve` call
+cosine >= 0.75 between names that could be one entity's; facts restated without the LLM, the rest judged by at most one `resolve` call
 against at most 50 live candidate edges."""
 
 from __future__ import annotations
 
-import math
 import re
 
 from conftest import count_rows
@@ -15,21 +14,10 @@ from remember_helpers import (
     remember,
     stage_of,
     stages_called,
+    unit,
     use_rule_based_model,
+    with_cosine,
 )
-
-
-def unit(i: int) -> list[float]:
-    vector = [0.0] * 1536
-    vector[i] = 1.0
-    return vector
-
-
-def with_cosine(cosine: float) -> list[float]:
-    """A vector whose cosine with unit(0) is `cosine`."""
-    vector = [0.0] * 1536
-    vector[0], vector[1] = cosine, math.sqrt(1 - cosine * cosine)
-    return vector
 
 
 def stored_facts_of(body: dict) -> list[int]:

@@ -9,28 +9,14 @@ the entity vectors are set on the OpenAI fake (`name (type): description`, as re
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from conftest import reconfigure
+from remember_helpers import unit, with_cosine
 
 from gligabao import bootstrap
 from gligabao.limits import Limits
 from gligabao.memory.remember import TextToRemember, remember_text
 from gligabao.settings import Settings
-
-
-def unit(i: int) -> list[float]:
-    vector = [0.0] * 1536
-    vector[i] = 1.0
-    return vector
-
-
-def with_cosine(cosine: float) -> list[float]:
-    """A vector whose cosine with unit(0) is `cosine`."""
-    vector = [0.0] * 1536
-    vector[0], vector[1] = cosine, math.sqrt(1 - cosine * cosine)
-    return vector
 
 
 def entity(name: str, type_: str, description: str = "") -> dict:
@@ -116,7 +102,18 @@ def test_names_that_each_hold_a_word_the_other_lacks_are_two_entities(db, name_a
 # --- remember
 
 
-def test_two_namesakes_with_the_same_vector_stay_two_entities_with_their_own_facts(db, script, fake_openai):
+@pytest.mark.parametrize(
+    ("name_guard", "created", "facts"),
+    [
+        (True, True, {("Alice Chen", "lives_in", "Lyon"), ("Alice Park", "lives_in", "Porto")}),
+        # off, the spec's rule: the vector alone makes the namesakes one, with both facts
+        (False, False, {("Alice Chen", "lives_in", "Lyon"), ("Alice Chen", "lives_in", "Porto")}),
+    ],
+)
+def test_two_namesakes_with_the_same_vector_stay_two_entities_unless_the_name_guard_is_off(
+    db, script, fake_openai, name_guard, created, facts
+):
+    reconfigure(limits=Limits(entity_name_guard=name_guard))
     fake_openai.override("Alice Chen (person): a pediatrician", unit(0))
     fake_openai.override("Alice Park (person): a pediatrician", unit(0))  # cosine 1: only names differ
     remember(
@@ -133,9 +130,8 @@ def test_two_namesakes_with_the_same_vector_stay_two_entities_with_their_own_fac
         [("Alice Park", "lives_in", "Porto")],
     )
 
-    assert second.entities[0].created is True
-    assert names_of_entities(db) == ["Alice Chen", "Alice Park", "Lyon", "Porto"]
-    assert facts_of(db) == {("Alice Chen", "lives_in", "Lyon"), ("Alice Park", "lives_in", "Porto")}
+    assert second.entities[0].created is created
+    assert facts_of(db) == facts
 
 
 def test_two_instruments_described_alike_stay_two(db, script, fake_openai):
@@ -156,28 +152,6 @@ def test_two_instruments_described_alike_stay_two(db, script, fake_openai):
     )
 
     assert facts_of(db) == {("Ivy", "plays", "violin"), ("Mila", "plays", "cello")}
-
-
-def test_with_the_name_guard_off_namesakes_merge_by_their_vector_as_the_spec_has_it(db, script, fake_openai):
-    reconfigure(limits=Limits(entity_name_guard=False))
-    fake_openai.override("Alice Chen (person): a pediatrician", unit(0))
-    fake_openai.override("Alice Park (person): a pediatrician", with_cosine(0.9))
-    remember(
-        script,
-        "Alice Chen, a pediatrician, lives in Lyon.",
-        [entity("Alice Chen", "person", "a pediatrician"), entity("Lyon", "city")],
-        [("Alice Chen", "lives_in", "Lyon")],
-    )
-
-    second = remember(
-        script,
-        "Alice Park, a pediatrician, lives in Porto.",
-        [entity("Alice Park", "person", "a pediatrician"), entity("Porto", "city")],
-        [("Alice Park", "lives_in", "Porto")],
-    )
-
-    assert second.entities[0].created is False
-    assert facts_of(db) == {("Alice Chen", "lives_in", "Lyon"), ("Alice Chen", "lives_in", "Porto")}
 
 
 def test_the_name_guard_is_on_unless_turned_off():
