@@ -126,3 +126,50 @@ def test_a_new_database_has_no_embedding_size_until_migrated(admin_database_url)
             assert stored_embedding_dimensions(conn) is None
         finally:
             conn.execute("DROP SCHEMA gb_size_probe")
+
+
+def hnsw_build_options(db) -> dict[str, list[str] | None]:
+    return {
+        row[0]: row[1]
+        for row in db.execute(
+            """SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_am am ON am.oid = c.relam
+               WHERE am.amname = 'hnsw' AND c.relname LIKE 'gb\\_%'"""
+        )
+    }
+
+
+def test_the_vector_indexes_are_built_with_ef_construction_128(db):
+    assert hnsw_build_options(db) == {
+        name: ["m=16", "ef_construction=128"]
+        for name in (
+            "gb_edges_embedding",
+            "gb_entities_embedding",
+            "gb_artifacts_embedding",
+            "gb_artifacts_summary_embedding",
+        )
+    }
+
+
+def test_the_rebuild_leaves_an_index_over_50000_rows_to_be_rebuilt_by_hand(db):
+    """The migrate function's time holds no rebuild of a large index: that one keeps its build."""
+    dataset = add_dataset(db, "u1")
+    db.execute("DROP INDEX gb_entities_embedding")
+    db.execute("CREATE INDEX gb_entities_embedding ON gb_entities USING hnsw (embedding vector_cosine_ops)")
+    db.execute(
+        """INSERT INTO gb_entities (dataset_id, name, normalized_name, type, description)
+           SELECT %s, 'e' || i, 'e' || i, 'thing', '' FROM generate_series(1, 50001) AS i""",
+        [dataset],
+    )
+    db.execute("DELETE FROM gb_schema_migrations WHERE version = 12")
+    try:
+        assert migrate(db, Settings().embedding_dimensions) == ["0012_hnsw_build_quality"]
+
+        options = hnsw_build_options(db)
+        assert options["gb_entities_embedding"] is None  # left as it was: pgvector's defaults
+        assert options["gb_edges_embedding"] == ["m=16", "ef_construction=128"]
+    finally:  # the database outlives the test: its index as the migrations leave it
+        db.execute("DROP INDEX gb_entities_embedding")
+        db.execute(
+            "CREATE INDEX gb_entities_embedding ON gb_entities USING hnsw (embedding vector_cosine_ops)"
+            " WITH (m = 16, ef_construction = 128)"
+        )
