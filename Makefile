@@ -96,7 +96,7 @@ bench-trajectory: install
 bench-ingest: install
 	$(BIN)/python bench/ingest.py
 
-# Builds 10k/100k/1M-edge datasets the first time (about 11 minutes for 1M on 2 cores), kept in var/bench-pgdata.
+# Builds 10k/100k/1M-edge datasets the first time (about 25 minutes for 1M on 2 cores), kept in var/bench-pgdata.
 bench-query: install
 	$(BIN)/python bench/query.py --sizes 10k,100k,1m --queries 300 --recall-queries 40
 
