@@ -150,7 +150,7 @@ def test_the_vector_indexes_are_built_with_ef_construction_128(db):
     }
 
 
-def test_the_rebuild_leaves_an_index_over_50000_rows_to_be_rebuilt_by_hand(db):
+def test_the_rebuild_leaves_an_index_over_50000_rows_to_be_rebuilt_by_hand_and_logs_it(db, caplog):
     """The migrate function's time holds no rebuild of a large index: that one keeps its build."""
     dataset = add_dataset(db, "u1")
     db.execute("DROP INDEX gb_entities_embedding")
@@ -167,6 +167,16 @@ def test_the_rebuild_leaves_an_index_over_50000_rows_to_be_rebuilt_by_hand(db):
         options = hnsw_build_options(db)
         assert options["gb_entities_embedding"] is None  # left as it was: pgvector's defaults
         assert options["gb_edges_embedding"] == ["m=16", "ef_construction=128"]
+        assert [
+            (r.name, r.levelname, r.getMessage()) for r in caplog.records if r.name == "gligabao.db.migrate"
+        ] == [
+            (
+                "gligabao.db.migrate",
+                "WARNING",
+                "gligabao: gb_entities keeps its HNSW index gb_entities_embedding (over 50,000 rows): "
+                "rebuild it with ef_construction 128 by hand",
+            )
+        ]
     finally:  # the database outlives the test: its index as the migrations leave it
         db.execute("DROP INDEX gb_entities_embedding")
         db.execute(

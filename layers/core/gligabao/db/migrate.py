@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from importlib import resources
 
@@ -9,6 +10,8 @@ import psycopg
 from psycopg import sql
 
 from gligabao.db.connection import Database, register_vector
+
+log = logging.getLogger(__name__)
 
 # Serialises concurrent migrators (two deploys, or tests starting together).
 MIGRATION_LOCK_KEY = 0x676C6967
@@ -37,6 +40,21 @@ class EmbeddingSizeChanged(Exception):
 def migrate(conn: psycopg.Connection, embedding_dimensions: int) -> list[str]:
     """Apply the migrations this database lacks; returns the names applied. The embedding size is
     fixed by the first migration; another size later is EmbeddingSizeChanged, and nothing changes."""
+    conn.add_notice_handler(_log_notice)
+    try:
+        return _apply_pending(conn, embedding_dimensions)
+    finally:
+        conn.remove_notice_handler(_log_notice)
+
+
+def _log_notice(diagnostic: psycopg.errors.Diagnostic) -> None:
+    """A migration's own notice (an index left to be rebuilt by hand, say) reaches the deploy's log."""
+    message = diagnostic.message_primary or ""
+    if message.startswith("gligabao:"):
+        log.warning(message)
+
+
+def _apply_pending(conn: psycopg.Connection, embedding_dimensions: int) -> list[str]:
     applied_now = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK_KEY])
