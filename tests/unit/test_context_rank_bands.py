@@ -22,7 +22,7 @@ COLUMNS = (
 
 
 def row(band: Band, rank: int, id_: int | None, **columns) -> dict:
-    """A row of graph_reads.context_rows, the columns its kind has no use for NULL."""
+    """A row of graph_reads.send_context_rows, the columns its kind has no use for NULL."""
     return {**dict.fromkeys(COLUMNS), "band": int(band), "rank": rank, "id": id_, **columns}
 
 

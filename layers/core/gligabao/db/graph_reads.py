@@ -2,7 +2,7 @@
 
 1. `keyword_seeds`: the user's dataset and its keyword seeds (run while the question is
    being embedded). It also sets `hnsw.ef_search` for the rest of the transaction.
-2. `context_rows`: everything else at once: the four similarity searches, the seeds, the
+2. `send_context_rows`: everything else at once: the four similarity searches, the seeds, the
    fallback, the one-hop expansion, the similar facts and the passages, as rows of one result.
    The statement is composed of named CTE builders (`similarity_search`, `similar_facts_ctes`,
    `seeds_ctes`, `expansion_ctes`, `passages_ctes`, then `CONTEXT_SELECT`), each of which can be
@@ -293,7 +293,7 @@ _EXTRA_COLUMNS = {"gb_artifacts": ", kind", "gb_entities": ""}
 
 
 class Band(IntEnum):
-    """The rank band of a row of `context_rows`: what the row is and why it is in the context.
+    """The rank band of a row of `send_context_rows`: what the row is and why it is in the context.
 
     Rows come in band order, then by their rank inside the band. The band is a column of its
     own, not a range of one rank number: no limit can make a band overflow into the next, so
@@ -690,7 +690,7 @@ def around_entities_rows(
     as_of: datetime | None = None,
 ) -> list[dict]:
     """The `limits.expansion_edges` newest edges (live, or valid `as_of`) with one of `entity_ids`
-    at an end, and the entities at their ends: rows as `context_rows` gives them."""
+    at an end, and the entities at their ends: rows as `send_context_rows` gives them."""
     if not entity_ids:
         return []
     params = {
@@ -752,23 +752,6 @@ def context_parameters(
     }
 
 
-def context_rows(
-    conn: psycopg.Connection,
-    *,
-    dataset_id: int,
-    vector: list[float],
-    keyword_seeds: list[int],
-    limits,
-    as_of: datetime | None = None,
-) -> list[dict]:
-    """The context of a question, in rendering order (`Band`, then rank): rows of entities,
-    edges, passages and search paths, each tagged with its band. Its edges are the live ones,
-    or with `as_of` the ones valid at that time (FACTS_VALID_AT)."""
-    return send_context_rows(
-        conn, dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits, as_of=as_of
-    ).fetchall()
-
-
 def send_context_rows(
     conn: psycopg.Connection,
     *,
@@ -778,8 +761,10 @@ def send_context_rows(
     limits,
     as_of: datetime | None = None,
 ) -> psycopg.Cursor:
-    """`context_rows`'s statement, its rows read later (in pipeline mode, after the COMMIT that
-    travels with it)."""
+    """The context of a question, in rendering order (`Band`, then rank): rows of entities, edges,
+    passages and search paths, each tagged with its band. Its edges are the live ones, or with
+    `as_of` the ones valid at that time (FACTS_VALID_AT). The rows are read later (in pipeline
+    mode, after the COMMIT that travels with the statement)."""
     return conn.execute(
         _CONTEXT_SQL if as_of is None else _CONTEXT_AS_OF_SQL,
         context_parameters(

@@ -55,33 +55,6 @@ def _chunk_parameters(chunks: Sequence[ChunkRow]) -> dict:
     }
 
 
-def insert_artifacts(
-    conn: psycopg.Connection,
-    dataset_id: int,
-    *,
-    text: str,
-    session_id: str | None,
-    reference_time: datetime,
-    chunks: Sequence[ChunkRow],
-    kind: str = "text",
-    content_sha256: str | None = None,
-) -> tuple[int, list[int]]:
-    """The text's artifact and its chunks' (kind 'chunk', parent the text): (text id, chunk ids in order).
-    An image's artifact is kind 'image', its text the description, its `content_sha256` the image's."""
-    return read_artifacts(
-        send_insert_artifacts(
-            conn,
-            dataset_id,
-            text=text,
-            session_id=session_id,
-            reference_time=reference_time,
-            chunks=chunks,
-            kind=kind,
-            content_sha256=content_sha256,
-        )
-    )
-
-
 def send_insert_artifacts(
     conn: psycopg.Connection,
     dataset_id: int,
@@ -93,8 +66,10 @@ def send_insert_artifacts(
     kind: str = "text",
     content_sha256: str | None = None,
 ) -> psycopg.Cursor:
-    """`insert_artifacts`'s statement, its result read later (`read_artifacts`): in pipeline mode,
-    it travels with the next statement whose result is read."""
+    """The text's artifact and its chunks' (kind 'chunk', parent the text); an image's artifact is
+    kind 'image', its text the description, its `content_sha256` the image's. The result is read
+    later (`read_artifacts`: text id, chunk ids in order): in pipeline mode the statement travels
+    with the next one whose result is read."""
     return conn.execute(
         """
         WITH parent AS (
@@ -130,7 +105,7 @@ def fill_pending_artifact(
     reference_time: datetime,
     chunks: Sequence[ChunkRow],
 ) -> list[int] | None:
-    """What `insert_artifacts` stores, into the pending artifact of an asynchronous remember: marks
+    """What `send_insert_artifacts` stores, into the pending artifact of an asynchronous remember: marks
     it done and inserts its chunks, in one statement. None when it is done already (another delivery
     of the same job stored it) or gone: the caller then stores nothing."""
     return read_filled_artifact(

@@ -227,7 +227,7 @@ def keep_most_relevant(
 
 
 def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
-    """The Context of the rows of graph_reads.context_rows (already in rendering order). Each
+    """The Context of the rows of graph_reads.send_context_rows (already in rendering order). Each
     row's `band` (graph_reads.Band) says what it is and why it is there."""
     context = Context(dataset_id=dataset_id)
     for row in rows:
