@@ -95,18 +95,9 @@ def remember(
         )
         return RememberResponse.from_domain(remembered)
     if request.runs_async(deps.limits):
-        _providers_configured(deps)
-        [artifact_id] = async_remember.accept(
-            deps,
-            deps.jobs,
-            user_id=request.user_id,
-            dataset=request.dataset,
-            texts=[QueuedText(request.text, request.session_id, request.reference_time)],
-            reasoning=request.reasoning,
-            models=request.models,
-            eval=request.eval,
+        return _accept_one(
+            request, deps, QueuedText(request.text, request.session_id, request.reference_time)
         )
-        return _accepted(AcceptedResponse(artifact_id=artifact_id, status="pending"))
     remembered = remember_text(
         deps, request.text_to_remember(), request_id=call.request_id, deadline=call.deadline
     )
@@ -156,21 +147,28 @@ def _remember_facts(
 ) -> RememberResponse | AcceptedResponse:
     """Facts the caller extracted: as a text from its extraction on, asynchronously when asked."""
     if request.run_async:
-        _providers_configured(deps)
-        [artifact_id] = async_remember.accept(
-            deps,
-            deps.jobs,
-            user_id=request.user_id,
-            dataset=request.dataset,
-            texts=[QueuedText(request.facts.as_given(), request.session_id, request.reference_time, "facts")],
-            reasoning=request.reasoning,
-            models=request.models,
-        )
-        return _accepted(AcceptedResponse(artifact_id=artifact_id, status="pending"))
+        queued = QueuedText(request.facts.as_given(), request.session_id, request.reference_time, "facts")
+        return _accept_one(request, deps, queued)
     remembered = remember_facts(
         deps, request.facts_to_remember(), request_id=call.request_id, deadline=call.deadline
     )
     return RememberResponse.from_domain(remembered)
+
+
+def _accept_one(request: RememberRequest, deps: Bundle, queued: QueuedText) -> AcceptedResponse:
+    """One text (or facts) queued as a pending artifact: 202."""
+    _providers_configured(deps)
+    [artifact_id] = async_remember.accept(
+        deps,
+        deps.jobs,
+        user_id=request.user_id,
+        dataset=request.dataset,
+        texts=[queued],
+        reasoning=request.reasoning,
+        models=request.models,
+        eval=request.eval,
+    )
+    return _accepted(AcceptedResponse(artifact_id=artifact_id, status="pending"))
 
 
 def _providers_configured(deps: Bundle) -> None:
