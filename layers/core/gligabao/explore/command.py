@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from gligabao.limits import EXPLORER_DEFAULT_PORT
+from gligabao.local.api_options import add_api_arguments, client_options
 
 
 def add_explore_command(commands) -> None:
@@ -13,18 +14,9 @@ def add_explore_command(commands) -> None:
         "explore",
         help="serve the memory explorer (a page that draws the graph, its history and its sources) on localhost",
     )
-    explore.add_argument(
-        "--api", default=None, help="the API's URL (GB_API_URL; default http://127.0.0.1:7878, `make serve`)"
-    )
+    add_api_arguments(explore, api_default="http://127.0.0.1:7878, `make serve`")
     explore.add_argument("--port", type=int, default=EXPLORER_DEFAULT_PORT, help="the explorer's port")
     explore.add_argument("--host", default="127.0.0.1", help="the explorer's address (keep it local)")
-    explore.add_argument(
-        "--auth",
-        choices=["iam", "jwt", "none"],
-        default=None,
-        help="the API's authentication (GB_API_AUTH): iam signs with your AWS credentials, jwt sends the "
-        "token GB_API_TOKEN; default iam for an execute-api URL, jwt with a token, else none",
-    )
     explore.add_argument("--region", default=None, help="with iam: the API's region (default the URL's)")
 
 
@@ -32,13 +24,12 @@ def explore(args: argparse.Namespace) -> int:
     from gligabao.client.memory import LOCAL_API_URL
     from gligabao.explore.auth import AuthUnavailable, described, proxy_auth
     from gligabao.explore.server import make_server
-    from gligabao.settings import InvalidConfiguration, Settings
+    from gligabao.settings import InvalidConfiguration
 
     try:
-        env = Settings.from_env()
-        api_url = args.api or env.mcp_api_url or LOCAL_API_URL
-        token = env.mcp_api_token.get_secret_value() if env.mcp_api_token else None
-        auth = proxy_auth(api_url, args.auth or env.mcp_api_auth, token, args.region)
+        options = client_options(args, region=args.region)
+        api_url = options.api or LOCAL_API_URL
+        auth = proxy_auth(api_url, options.auth, options.token, options.region)
     except (InvalidConfiguration, AuthUnavailable) as error:
         print(f"gligabao explore: {error}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from gligabao.local.api_options import add_api_arguments, client_options
 from gligabao.local.containers import DEFAULT_WORKERS
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
@@ -86,35 +87,24 @@ def _add_mcp_parser(commands) -> None:
         help="serve a user's memory to MCP clients (tools remember, query, forget, session): stdio, "
         "or streamable HTTP with --http (needs the mcp extra)",
     )
-    mcp.add_argument("--api", default=None, help="the API's URL (GB_API_URL; default http://127.0.0.1:7878)")
+    add_api_arguments(mcp, api_default="http://127.0.0.1:7878")
     mcp.add_argument(
         "--user-id", default=None, help="whose memory (GB_USER_ID); with jwt, the token's subject"
     )
     mcp.add_argument("--dataset", default=None, help="the default dataset (GB_DATASET; default main)")
-    mcp.add_argument(
-        "--auth",
-        choices=["iam", "jwt", "none"],
-        default=None,
-        help="the API's authentication (GB_API_AUTH): iam signs with your AWS credentials, jwt sends the "
-        "token GB_API_TOKEN; default iam for an execute-api URL, jwt with a token, else none",
-    )
     mcp.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp, not stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="with --http")
     mcp.add_argument("--port", type=int, default=8000, help="with --http")
 
 
 def _mcp(args) -> int:
-    from gligabao.client.options import ClientOptions, OptionError
+    from gligabao.client.options import OptionError
     from gligabao.settings import InvalidConfiguration, Settings
 
     try:
         env = Settings.from_env()
-        options = ClientOptions(
-            api=args.api or env.mcp_api_url,
-            auth=args.auth or env.mcp_api_auth,
-            token=env.mcp_api_token.get_secret_value() if env.mcp_api_token else None,
-            user_id=args.user_id or env.mcp_user_id,
-            dataset=args.dataset or env.mcp_dataset,
+        options = client_options(
+            args, user_id=args.user_id or env.mcp_user_id, dataset=args.dataset or env.mcp_dataset
         )
         memory = options.memory()
     except (InvalidConfiguration, OptionError) as error:

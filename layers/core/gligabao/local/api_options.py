@@ -1,0 +1,32 @@
+"""The options of the commands that call the API as a client (`gligabao mcp`, `gligabao explore`):
+the API's URL and authentication, from the command line, else from the environment."""
+
+from __future__ import annotations
+
+import argparse
+
+AUTH_HELP = (
+    "the API's authentication (GB_API_AUTH): iam signs with your AWS credentials, jwt sends the "
+    "token GB_API_TOKEN; default iam for an execute-api URL, jwt with a token, else none"
+)
+
+
+def add_api_arguments(parser: argparse.ArgumentParser, *, api_default: str) -> None:
+    """--api and --auth, their defaults said in the help."""
+    parser.add_argument("--api", default=None, help=f"the API's URL (GB_API_URL; default {api_default})")
+    parser.add_argument("--auth", choices=["iam", "jwt", "none"], default=None, help=AUTH_HELP)
+
+
+def client_options(args: argparse.Namespace, **more):
+    """ClientOptions of the command line, each missing one from the environment (GB_API_URL,
+    GB_API_AUTH, GB_API_TOKEN). InvalidConfiguration when the environment is wrong."""
+    from gligabao.client.options import ClientOptions
+    from gligabao.settings import Settings
+
+    env = Settings.from_env()
+    return ClientOptions(
+        api=args.api or env.mcp_api_url,
+        auth=args.auth or env.mcp_api_auth,
+        token=env.mcp_api_token.get_secret_value() if env.mcp_api_token else None,
+        **more,
+    )
