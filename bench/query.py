@@ -104,6 +104,17 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--rebuild", action="store_true", help="drop and rebuild the scratch databases")
     parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also where one question's statements spend their time (EXPLAIN ANALYZE, per CTE)",
+    )
+    parser.add_argument(
+        "--ef-sweep",
+        default="",
+        help="also the queried dataset's recall at these hnsw.ef_search values, e.g. 40,64,200,1000 "
+        "(rows no value finds are unreachable in the index's graph)",
+    )
+    parser.add_argument(
         "--data-dir",
         default=str(ROOT / "var" / "bench-pgdata"),
         help="embedded PostgreSQL of the bench (ignored when DATABASE_URL is set)",
@@ -475,6 +486,48 @@ def run_retrieval(probe: Probe, limits):
         return retrieve(uow, probe.dataset, probe.question, embedding, limits)
 
 
+def explain(probe: Probe, limits) -> None:
+    """EXPLAIN ANALYZE of the probe's keyword and context statements as retrieval sends them (their
+    SQL and parameters recorded from one retrieval, then explained in a transaction of the same
+    user): each statement's time, and when each of its CTEs is done."""
+    import re
+    from dataclasses import replace
+
+    from gligabao import bootstrap
+    from gligabao.memory.retrieval import retrieve
+
+    sent: list[tuple[str, dict]] = []
+
+    class Recording:  # the connection retrieval talks to: what it sends is recorded
+        def __init__(self, conn):
+            self._conn = conn
+
+        def execute(self, query, params=None):
+            sent.append((query, params))
+            return self._conn.execute(query, params)
+
+    database = bootstrap.bundle().database
+    with database.transaction(probe.user_id) as uow:
+        retrieve(
+            replace(uow, conn=Recording(uow.conn)),
+            probe.dataset,
+            probe.question,
+            lambda: probe.vector,
+            limits,
+        )
+    with database.transaction(probe.user_id) as uow:
+        for label, (query, params) in zip(("keyword", "context"), sent, strict=False):
+            plan = [
+                next(iter(row.values())) for row in uow.conn.execute("EXPLAIN (ANALYZE) " + query, params)
+            ]
+            print(f"  explain, {label} statement: {plan[-1].strip()}")
+            for at, line in enumerate(plan[:-1]):
+                cte = re.match(r"\s*CTE (\w+)$", line)
+                done = re.search(r"actual time=[0-9.]+\.\.([0-9.]+)", plan[at + 1]) if cte else None
+                if done:
+                    print(f"    CTE {cte.group(1)}: {float(done.group(1)):.2f} ms, its inputs included")
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
@@ -608,6 +661,15 @@ def bench_size(admin: str, edges: int, args) -> None:
                 f"{key} {hit / wanted:.3f} ({hit}/{wanted})" if wanted else f"{key} n/a (0 above threshold)"
                 for key, (hit, wanted) in found.items()
             )
+        )
+    large = [p for p in checked if p.kind == "large"]
+    if args.explain and large:
+        explain(large[0], limits)
+    for ef_search in [int(value) for value in args.ef_sweep.split(",") if value.strip()]:
+        found = recall(large, limits.model_copy(update={"hnsw_candidates": ef_search}))
+        print(
+            f"  recall vs exact scan at ef_search {ef_search}, large dataset ({len(large)} questions): "
+            + ", ".join(f"{key} {hit}/{wanted}" for key, (hit, wanted) in found.items())
         )
 
 
