@@ -185,9 +185,9 @@ def expansion_ctes(seed_rows: list[tuple[int, int, int]], similar_facts: list[in
         given("seeds", "id, band, rank", "bigint, integer, bigint", seed_rows),
         given(
             "similar_facts",
-            "id, rank",
-            "bigint, bigint",
-            [(fact, i + 1) for i, fact in enumerate(similar_facts)],
+            "id, rank, similarity",
+            "bigint, bigint, double precision",
+            [(fact, i + 1, 0.9 - i / 100) for i, fact in enumerate(similar_facts)],
         ),
         graph_reads.expansion_ctes(),
     ]

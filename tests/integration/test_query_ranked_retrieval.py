@@ -7,9 +7,15 @@ from __future__ import annotations
 from query_helpers import Graph, fake_vector, retrieved
 from sql_counting import counting_round_trips
 
+import pytest
+from pgvector import Vector
+
+from gligabao import bootstrap
 from gligabao.ai.prompts.query import render_graph
+from gligabao.db import graph_reads
+from gligabao.db.graph_reads import Band
 from gligabao.limits import DEFAULT_LIMITS
-from gligabao.memory.ranking import estimated_tokens
+from gligabao.memory.ranking import candidate_limits, estimated_tokens
 
 
 def founder_graph(db) -> dict[str, int]:
@@ -19,6 +25,7 @@ def founder_graph(db) -> dict[str, int]:
     bob = graph.entity("Bob Stone", "person", "an engineer")
     lyon, oslo = graph.entity("Lyon", "city", ""), graph.entity("Oslo", "city", "")
     ids = {
+        "acme": acme,
         "founded": graph.edge(bob, acme, "founded", "Bob Stone was the founder of Acme."),
         "born": graph.edge(bob, lyon, "was_born_in", "Bob Stone was born in Lyon."),
     }
@@ -49,6 +56,38 @@ def test_every_row_of_the_context_carries_its_cosine_with_the_question(db):
     edges = {("edge", edge.id) for edge in context.edges}
     assert edges and edges <= context.similarity.keys()
     assert all(-1.0 <= cosine <= 1.0 for cosine in context.similarity.values())
+
+
+def test_each_candidate_cosine_is_the_exact_one_and_an_entity_has_one_only_as_a_seed(db):
+    """The context statement computes each cosine once (a similar fact's from its search, the
+    first hop's in one place, the second hop's where it is chosen) and an entity's only when it
+    is a seed: the values must still be the exact cosines."""
+    ids = founder_graph(db)
+    question = "Where was the founder of Acme born?"
+    vector = fake_vector(question)
+    limits = candidate_limits(DEFAULT_LIMITS.model_copy(update={"retrieval": "ranked"}))
+    with bootstrap.bundle().database.transaction("u1", "main") as uow:
+        keyword_seeds = [ids["acme"]]
+        rows = graph_reads.send_context_rows(
+            uow.conn, dataset_id=uow.dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits
+        ).fetchall()
+        exact = {
+            (kind, row["id"]): row["cosine"]
+            for kind, table in (("edge", "gb_edges"), ("entity", "gb_entities"))
+            for row in uow.conn.execute(
+                f"SELECT id, 1 - (embedding <=> %s) AS cosine FROM {table}", [Vector(vector)]
+            )
+        }
+
+    edges = [row for row in rows if Band(row["band"]).kind == "edge"]
+    entities = [row for row in rows if Band(row["band"]).kind == "entity"]
+    assert ids["born"] in {row["id"] for row in edges if row["band"] == Band.EXPANSION}  # the second hop
+    assert all(row["similarity"] == pytest.approx(exact["edge", row["id"]], abs=1e-6) for row in edges)
+    seeds = [row for row in entities if row["band"] != Band.ENDPOINT]
+    endpoints = [row for row in entities if row["band"] == Band.ENDPOINT]
+    assert ids["acme"] in {row["id"] for row in seeds} and endpoints
+    assert all(row["similarity"] == pytest.approx(exact["entity", row["id"]], abs=1e-6) for row in seeds)
+    assert all(row["similarity"] is None for row in endpoints)
 
 
 def test_the_ranked_context_fits_its_budget_and_costs_no_more_statements_than_the_seeds(db):

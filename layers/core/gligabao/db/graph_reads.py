@@ -393,14 +393,14 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
 
 
 def similar_facts_ctes(facts: FactFilter = LIVE_FACTS) -> str:
-    """CTE `similar_facts(id, rank)`: the edges of the dataset among `edges_hits` that `facts`
-    lets through (live ones by default), best first (a hit whose row was deleted, superseded or
-    moved is dropped).
+    """CTE `similar_facts(id, rank, similarity)`: the edges of the dataset among `edges_hits` that
+    `facts` lets through (live ones by default), best first (a hit whose row was deleted,
+    superseded or moved is dropped), with their cosine from the search.
 
     Upstream: edges_hits(id, similarity). Parameters: ds (and as_of with FACTS_VALID_AT)."""
     return f"""
     similar_facts AS MATERIALIZED (
-        SELECT g.id, row_number() OVER (ORDER BY h.similarity DESC, g.id) AS rank
+        SELECT g.id, row_number() OVER (ORDER BY h.similarity DESC, g.id) AS rank, h.similarity
         FROM edges_hits AS h
         JOIN gb_edges AS g ON g.id = h.id AND g.dataset_id = %(ds)s AND {facts.on("g")}
     )"""
@@ -492,16 +492,26 @@ _AROUND_ANY_TIME = """
 # `%(hop_per_end)s` most similar to the question: "where was the founder of Acme born" reaches the
 # founder's birthplace in the same statement.
 _SECOND_HOP = """
+    around_similarity AS MATERIALIZED (
+        SELECT a.id, 1 - (g.embedding <=> %(q)s::vector) AS similarity
+        FROM around AS a JOIN gb_edges AS g ON g.id = a.id
+        WHERE a.id NOT IN (SELECT id FROM similar_facts)
+    ),
+    first_hop AS MATERIALIZED (
+        SELECT id, similarity FROM similar_facts
+        UNION ALL
+        SELECT id, similarity FROM around_similarity
+    ),
     hop_frontier AS MATERIALIZED (
         SELECT DISTINCT ends.id
         FROM (SELECT g.source_id, g.target_id
-              FROM (SELECT id FROM around UNION SELECT id FROM similar_facts) AS first_hop
-              JOIN gb_edges AS g ON g.id = first_hop.id
+              FROM first_hop AS f
+              JOIN gb_edges AS g ON g.id = f.id
               WHERE %(second_hop)s > 0
               ORDER BY EXISTS (SELECT 1 FROM seeds AS s
                                WHERE s.band = %(band_keyword_seed)s AND s.rank <= %(hop_seeds)s
                                  AND s.id IN (g.source_id, g.target_id)) DESC,
-                       g.embedding <=> %(q)s::vector, g.id
+                       f.similarity DESC NULLS LAST, g.id
               LIMIT %(hop_frontier)s) AS g
         CROSS JOIN LATERAL (VALUES (g.source_id), (g.target_id)) AS ends(id)
         WHERE ends.id NOT IN (SELECT id FROM seeds
@@ -530,16 +540,16 @@ _SECOND_HOP = """
 _CONTEXT_EDGES_AND_ENTITIES = """
     context_edges AS MATERIALIZED (
         SELECT g.id, g.source_id, g.target_id, g.relation, g.description, g.artifact_id,
-               g.valid_at, g.invalid_at, g.created_at, g.expired_at, c.band, c.rank,
-               1 - (g.embedding <=> %(q)s::vector) AS similarity
-        FROM (SELECT DISTINCT ON (id) id, band, rank
-              FROM (SELECT id, %(band_similar_fact)s::integer AS band, rank FROM similar_facts
+               g.valid_at, g.invalid_at, g.created_at, g.expired_at, c.band, c.rank, c.similarity
+        FROM (SELECT DISTINCT ON (id) id, band, rank, similarity
+              FROM (SELECT id, %(band_similar_fact)s::integer AS band, rank, similarity FROM similar_facts
                     UNION ALL
-                    SELECT id, %(band_expansion)s::integer, row_number() OVER (ORDER BY created_at DESC, id DESC)
-                    FROM around
+                    SELECT a.id, %(band_expansion)s::integer,
+                           row_number() OVER (ORDER BY a.created_at DESC, a.id DESC), s.similarity
+                    FROM around AS a LEFT JOIN around_similarity AS s ON s.id = a.id
                     UNION ALL
                     SELECT id, %(band_expansion)s::integer,
-                           %(expansion)s + row_number() OVER (ORDER BY distance, id)
+                           %(expansion)s + row_number() OVER (ORDER BY distance, id), 1 - distance
                     FROM second_hop) AS e
               ORDER BY id, band, rank) AS c
         JOIN gb_edges AS g ON g.id = c.id
@@ -558,8 +568,10 @@ _CONTEXT_EDGES_AND_ENTITIES = """
 
 def expansion_ctes(facts: FactFilter = LIVE_FACTS) -> str:
     """CTEs `around(id, created_at)`: the `%(expansion)s` newest edges of the dataset that `facts`
-    lets through (live ones by default) with a seed at either end; `hop_frontier(id)` and
-    `second_hop(id, distance)`: the ranked retrieval's second hop (empty when `%(second_hop)s` is
+    lets through (live ones by default) with a seed at either end; `around_similarity(id,
+    similarity)` and `first_hop(id, similarity)`: the cosines of the first hop, each computed once
+    (a similar fact's comes from its search); `hop_frontier(id)` and `second_hop(id, distance)`:
+    the ranked retrieval's second hop (empty when `%(second_hop)s` is
     0); `context_edges(id, source_id, target_id, relation, description, artifact_id, valid_at,
     invalid_at, created_at, expired_at, band, rank, similarity)`: the similar facts then those
     (each edge once); `context_entities(id, band, rank)`: the seeds, then the ends of the context
@@ -607,6 +619,8 @@ def passages_ctes() -> str:
 # `similarity`: the row's cosine with the question (`%(q)s`; NULL without one or without a vector;
 # a passage's is the better of its text's and its summary's), which the ranked context
 # (memory/ranking.py) orders by: computed here, on the few rows of the context, at no round trip.
+# An entity's only in the seed bands: the ranking scores an end of a fact with its fact, and each
+# cosine reads a vector stored out of line (TOAST) at 1536 dimensions.
 # Upstream: context_entities, context_edges, passages and the four `<index>_path`.
 CONTEXT_SELECT = """
     SELECT c.band, c.rank, e.id, e.name, e.type, e.description,
@@ -614,7 +628,7 @@ CONTEXT_SELECT = """
            NULL::bigint AS artifact_id, NULL::timestamptz AS valid_at, NULL::timestamptz AS invalid_at,
            NULL::timestamptz AS created_at, NULL::timestamptz AS expired_at,
            NULL::bigint AS parent_id, NULL::integer AS chunk_index, NULL::text AS summary, NULL::text AS text,
-           1 - (e.embedding <=> %(q)s::vector) AS similarity
+           CASE WHEN c.band < %(band_endpoint)s::integer THEN 1 - (e.embedding <=> %(q)s::vector) END AS similarity
     FROM context_entities AS c JOIN gb_entities AS e ON e.id = c.id
     UNION ALL
     SELECT g.band, g.rank, g.id, NULL, NULL, g.description,
@@ -673,7 +687,7 @@ def around_entities_statement(facts: FactFilter = LIVE_FACTS) -> str:
         SELECT id, %(band_keyword_seed)s::integer AS band, ord AS rank
         FROM unnest(%(entity_ids)s::bigint[]) WITH ORDINALITY AS s(id, ord)
     ),
-    similar_facts AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false)"""
+    similar_facts AS (SELECT NULL::bigint AS id, NULL::bigint AS rank, NULL::float8 AS similarity WHERE false)"""
     return with_ctes([upstream, expansion_ctes(facts)], _AROUND_SELECT)
 
 
