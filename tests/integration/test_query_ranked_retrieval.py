@@ -4,11 +4,10 @@ token budget. Vectors are the tests' fake embedder's (a hashed bag of words)."""
 
 from __future__ import annotations
 
-from query_helpers import Graph, fake_vector, retrieved
-from sql_counting import counting_round_trips
-
 import pytest
 from pgvector import Vector
+from query_helpers import Graph, fake_vector, retrieved
+from sql_counting import counting_round_trips
 
 from gligabao import bootstrap
 from gligabao.ai.prompts.query import render_graph

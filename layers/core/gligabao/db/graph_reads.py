@@ -278,6 +278,7 @@ class VectorIndex:
     take: str  # the limit's parameter name
     rows: str = ""  # which rows of the table belong to the index
     facts: bool = False  # its rows are edges: only those the FactFilter lets through are retrieved
+    sized_like: str = ""  # an index of the same rows, whose count this one reuses
 
 
 VECTOR_INDEXES = (
@@ -285,7 +286,12 @@ VECTOR_INDEXES = (
     VectorIndex("edges", "gb_edges", "embedding", "similar_edges", facts=True),
     VectorIndex("chunks", "gb_artifacts", "embedding", "similar_chunks", rows=" AND kind = 'chunk'"),
     VectorIndex(
-        "summaries", "gb_artifacts", "summary_embedding", "similar_summaries", rows=" AND kind = 'chunk'"
+        "summaries",
+        "gb_artifacts",
+        "summary_embedding",
+        "similar_summaries",
+        rows=" AND kind = 'chunk'",
+        sized_like="chunks",
     ),
 )
 
@@ -347,10 +353,15 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
     n, table, column, take = index.name, index.table, index.column, index.take
     extra_columns = facts.columns if index.facts else _EXTRA_COLUMNS[table]
     live = f" AND {facts.on()}" if index.facts else ""
+    small = (
+        f"SELECT yes FROM {index.sized_like}_small"
+        if index.sized_like
+        else f"""SELECT count(*) <= %(exact_max)s AS yes
+        FROM (SELECT 1 FROM {table} WHERE dataset_id = %(ds)s{index.rows} LIMIT %(exact_max)s + 1) AS s"""
+    )
     return f"""
     {n}_small AS MATERIALIZED (
-        SELECT count(*) <= %(exact_max)s AS yes
-        FROM (SELECT 1 FROM {table} WHERE dataset_id = %(ds)s{index.rows} LIMIT %(exact_max)s + 1) AS s
+        {small}
     ),
     {n}_approx AS MATERIALIZED (
         SELECT id, dataset_id{extra_columns}, {column} <=> %(q)s AS distance

@@ -131,30 +131,33 @@ def scored_candidates(
     terms = asking or [stem(term) for term in signals.terms]
 
     def relevance(similarity: float | None, text: str, anchor: float) -> float:
-        return (
-            (similarity or 0.0)
-            + limits.rank_keyword_weight * term_share(terms, text)
-            + limits.rank_anchor_weight * anchor
-        )
+        return relevance_of_share(similarity, term_share(terms, text), anchor)
 
-    # The ends' descriptions count too: "the violinist" names the fact of the violinist.
-    edge_texts = [
-        " ".join(
-            [
-                _entity_text(names.get(edge.source_id)),
-                edge.relation,
-                _entity_text(names.get(edge.target_id)),
-                edge.description,
-            ]
+    def relevance_of_share(similarity: float | None, share: float, anchor: float) -> float:
+        return (similarity or 0.0) + limits.rank_keyword_weight * share + limits.rank_anchor_weight * anchor
+
+    # The ends' descriptions count too: "the violinist" names the fact of the violinist. Each
+    # edge's share of the terms is computed once: the edges are scored twice (bridged below).
+    edge_shares = [
+        term_share(
+            terms,
+            " ".join(
+                [
+                    _entity_text(names.get(edge.source_id)),
+                    edge.relation,
+                    _entity_text(names.get(edge.target_id)),
+                    edge.description,
+                ]
+            ),
         )
         for edge in edges
     ]
 
     def edge_scores(anchors: dict[int, float]) -> list[float]:
         scores = []
-        for edge, text in zip(edges, edge_texts, strict=True):
+        for edge, share in zip(edges, edge_shares, strict=True):
             anchor = max(anchors.get(edge.source_id, 0.0), anchors.get(edge.target_id, 0.0))
-            score = relevance(signals.edge_similarity.get(edge.id), text, anchor)
+            score = relevance_of_share(signals.edge_similarity.get(edge.id), share, anchor)
             if signals.asked_now and edge.invalid_at is not None:
                 score -= limits.rank_ended_penalty
             scores.append(score)

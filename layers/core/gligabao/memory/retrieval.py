@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import psycopg
@@ -230,12 +230,14 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
     """The Context of the rows of graph_reads.send_context_rows (already in rendering order). Each
     row's `band` (graph_reads.Band) says what it is and why it is there."""
     context = Context(dataset_id=dataset_id)
+    names: dict[int, str] = {}  # the entities come first (their bands are first): an edge's ends
     for row in rows:
         band = Band(row["band"])
         if row.get("similarity") is not None:
             context.similarity[(band.kind, row["id"])] = row["similarity"]
         if band.kind == "entity":
             context.entities.append(StoredEntity(row["id"], row["name"], row["type"], row["description"]))
+            names[row["id"]] = row["name"]
             if band is Band.SIMILARITY_SEED:
                 context.similarity_seeds.append(row["id"])
             elif band is Band.FALLBACK_SEED:
@@ -254,6 +256,8 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
                     row["invalid_at"],
                     row["created_at"],
                     row["expired_at"],
+                    source=names.get(row["source_id"], ""),
+                    target=names.get(row["target_id"], ""),
                 )
             )
             if band is Band.SIMILAR_FACT:
@@ -264,11 +268,6 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
             )
         else:
             context.search_paths[row["name"]] = row["type"]
-    names = {entity.id: entity.name for entity in context.entities}  # an edge's ends are always there
-    context.edges = [
-        replace(edge, source=names.get(edge.source_id, ""), target=names.get(edge.target_id, ""))
-        for edge in context.edges
-    ]
     return context
 
 
