@@ -1,5 +1,7 @@
 """The schema of SPEC section 4, applied as versioned, idempotent migrations."""
 
+import random
+
 import psycopg
 import pytest
 from graph_rows import add_artifact, add_dataset, add_edge, add_entity
@@ -183,3 +185,35 @@ def test_the_rebuild_leaves_an_index_over_50000_rows_to_be_rebuilt_by_hand_and_l
             "CREATE INDEX gb_entities_embedding ON gb_entities USING hnsw (embedding vector_cosine_ops)"
             " WITH (m = 16, ef_construction = 128)"
         )
+
+
+def toast_chunks(db, table: str) -> int:
+    toast = db.execute("SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = %s::regclass", [table])
+    return db.execute(f"SELECT count(*) FROM {toast.fetchone()[0]}").fetchone()[0]
+
+
+def test_an_edge_keeps_its_vector_in_its_row_and_a_long_description_still_fits(db):
+    """Migration 0013: a query's cosines on edges read no TOAST chunks (an entity's vector, whose
+    row a remember touches in place, stays out of line)."""
+    rng = random.Random(13)
+    dataset = add_dataset(db, "u1")
+    alice, acme = add_entity(db, dataset, "Alice"), add_entity(db, dataset, "Acme", "organization")
+    edges_before, entities_before = toast_chunks(db, "gb_edges"), toast_chunks(db, "gb_entities")
+
+    edge = add_edge(db, dataset, alice, acme, "works_at", embedding=[rng.uniform(-1, 1) for _ in range(1536)])
+    add_entity(db, dataset, "Bob", embedding=[rng.uniform(-1, 1) for _ in range(1536)])
+    db.execute(
+        "UPDATE gb_edges SET description = %s WHERE id = %s",
+        [" ".join(f"word{rng.randrange(10**6)}" for _ in range(3000)), edge],  # ~33 kB, no compression
+    )
+
+    assert toast_chunks(db, "gb_edges") > edges_before  # the description went out of line ...
+    stored = db.execute(
+        "SELECT pg_column_size(embedding) AS vector, length(description) AS text FROM gb_edges WHERE id = %s",
+        [edge],
+    ).fetchone()
+    assert stored[0] == 4 * 1536 + 8 and stored[1] > 30_000
+    db.execute("UPDATE gb_edges SET description = 'short' WHERE id = %s", [edge])
+    db.execute("VACUUM gb_edges")
+    assert toast_chunks(db, "gb_edges") == edges_before  # ... and the vector never did
+    assert toast_chunks(db, "gb_entities") > entities_before
