@@ -19,7 +19,8 @@ def add_api_arguments(parser: argparse.ArgumentParser, *, api_default: str) -> N
 
 def client_options(args: argparse.Namespace, **more):
     """ClientOptions of the command line, each missing one from the environment (GB_API_URL,
-    GB_API_AUTH, GB_API_TOKEN). InvalidConfiguration when the environment is wrong."""
+    GB_API_AUTH, GB_API_TOKEN, and GB_USER_ID and GB_DATASET for a command that takes --user-id
+    and --dataset). InvalidConfiguration when the environment is wrong."""
     from gligabao.client.options import ClientOptions
     from gligabao.settings import Settings
 
@@ -28,5 +29,7 @@ def client_options(args: argparse.Namespace, **more):
         api=args.api or env.mcp_api_url,
         auth=args.auth or env.mcp_api_auth,
         token=env.mcp_api_token.get_secret_value() if env.mcp_api_token else None,
+        user_id=getattr(args, "user_id", None) or env.mcp_user_id,
+        dataset=getattr(args, "dataset", None) or env.mcp_dataset,
         **more,
     )

@@ -99,14 +99,10 @@ def _add_mcp_parser(commands) -> None:
 
 def _mcp(args) -> int:
     from gligabao.client.options import OptionError
-    from gligabao.settings import InvalidConfiguration, Settings
+    from gligabao.settings import InvalidConfiguration
 
     try:
-        env = Settings.from_env()
-        options = client_options(
-            args, user_id=args.user_id or env.mcp_user_id, dataset=args.dataset or env.mcp_dataset
-        )
-        memory = options.memory()
+        memory = client_options(args).memory()
     except (InvalidConfiguration, OptionError) as error:
         print(f"gligabao mcp: {error}", file=sys.stderr)
         return 2
