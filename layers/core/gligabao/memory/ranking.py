@@ -130,10 +130,8 @@ def scored_candidates(
     asking = [stem(term) for term in signals.terms if term not in named]
     terms = asking or [stem(term) for term in signals.terms]
 
-    def relevance(similarity: float | None, text: str, anchor: float) -> float:
-        return relevance_of_share(similarity, term_share(terms, text), anchor)
-
-    def relevance_of_share(similarity: float | None, share: float, anchor: float) -> float:
+    def relevance(similarity: float | None, share: float, anchor: float) -> float:
+        """`share`: of the question's terms, in the candidate's text (term_share)."""
         return (similarity or 0.0) + limits.rank_keyword_weight * share + limits.rank_anchor_weight * anchor
 
     # The ends' descriptions count too: "the violinist" names the fact of the violinist. Each
@@ -157,7 +155,7 @@ def scored_candidates(
         scores = []
         for edge, share in zip(edges, edge_shares, strict=True):
             anchor = max(anchors.get(edge.source_id, 0.0), anchors.get(edge.target_id, 0.0))
-            score = relevance_of_share(signals.edge_similarity.get(edge.id), share, anchor)
+            score = relevance(signals.edge_similarity.get(edge.id), share, anchor)
             if signals.asked_now and edge.invalid_at is not None:
                 score -= limits.rank_ended_penalty
             scores.append(score)
@@ -183,12 +181,12 @@ def scored_candidates(
     for order, entity in enumerate(entities):
         if entity.id not in signals.seeds:
             continue  # an end of a fact comes with its fact
-        text = _entity_text(entity)
-        score = relevance(signals.entity_similarity.get(entity.id), text, strengths.get(entity.id, 0.0))
+        share = term_share(terms, _entity_text(entity))
+        score = relevance(signals.entity_similarity.get(entity.id), share, strengths.get(entity.id, 0.0))
         candidates.append((score, order, "entity", entity))
     for order, passage in enumerate(passages):
-        text = f"{passage.summary or ''} {passage.text or ''}"
-        score = relevance(signals.passage_similarity.get(passage.artifact_id), text, 0.0)
+        share = term_share(terms, f"{passage.summary or ''} {passage.text or ''}")
+        score = relevance(signals.passage_similarity.get(passage.artifact_id), share, 0.0)
         candidates.append((score, order, "passage", passage))
     candidates.sort(key=lambda candidate: (-candidate[0], _KIND_ORDER[candidate[2]], candidate[1]))
     return candidates
