@@ -8,8 +8,9 @@
 -- STORAGE MAIN keeps the vector in the row unless the row cannot fit a page otherwise (a long
 -- description is compressed or moved out of line first); toast_tuple_target 8160 (a page) lets
 -- a row grow that far before anything is moved. An edge row then fills most of a page by itself:
--- the heap holds what the TOAST table held. Updating an edge (closing or superseding a fact) was
--- already a non-HOT update, its page being full.
+-- the heap holds what the TOAST table held. Superseding a fact was never a HOT update (the live
+-- edges' partial indexes read expired_at); a remember of contradicting facts measured faster, not
+-- slower, with the vectors in their rows (bench/remember.py, README "Performance").
 --
 -- Only rows written from now on are stored so: `VACUUM FULL gb_edges` (it locks the table and
 -- rebuilds its indexes) rewrites the older ones (README "Deploy").
