@@ -379,6 +379,63 @@ def test_a_large_dataset_is_searched_through_the_index(db):
     assert context.similarity_seeds == list(reversed(ids))[:10]
 
 
+HNSW_INDEXES = (
+    "gb_entities_embedding",
+    "gb_edges_embedding",
+    "gb_artifacts_embedding",
+    "gb_artifacts_summary_embedding",
+)
+
+
+def scans_of_a_retrieval(question: str, vector: list[float], limits) -> dict[str, int]:
+    """How many times one retrieval scanned each HNSW index: what `retrieve` sends, run again in
+    one transaction of the user that then reads its own counters."""
+    from dataclasses import replace
+
+    from gligabao.memory.retrieval import retrieve
+
+    sent: list[tuple[str, dict | None]] = []
+
+    class Recording:  # the connection retrieve talks to: what it sends is recorded
+        def __init__(self, conn):
+            self._conn = conn
+
+        def execute(self, query, params=None):
+            if query != b"COMMIT":
+                sent.append((query, params))
+            return self._conn.execute(query, params)
+
+    database = bootstrap.bundle().database
+    with database.transaction("u1", "main") as uow:
+        retrieve(replace(uow, conn=Recording(uow.conn)), "main", question, lambda: vector, limits)
+    with database.transaction("u1", "main") as uow:
+        for query, params in sent:
+            uow.conn.execute(query, params).fetchall()
+        relations = [*HNSW_INDEXES, "gb_entities", "gb_edges", "gb_artifacts"]
+        return {
+            name: uow.conn.execute("SELECT pg_stat_get_xact_numscans(%s::regclass) AS n", [name]).fetchone()[
+                "n"
+            ]
+            for name in relations
+        }
+
+
+def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_hnsw_indexes(db):
+    # pgvector 0.8 prices a sequential scan of rows whose vectors are stored out of line (TOAST)
+    # below an HNSW scan: left to itself, the planner reads every vector of the table instead.
+    graph = Graph(db)
+    people = [graph.entity(f"Person {i}", embedding=near(0.8, away=1 + i)) for i in range(12)]
+    for i in range(12):
+        graph.edge(people[i], people[(i + 1) % 12], "knows", embedding=near(0.8, away=20 + i))
+    text = graph.text("a long text")
+    for i in range(12):
+        graph.chunk(text, i, f"part {i}", f"summary {i}", embedding=near(0.8, away=40 + i))
+
+    scans = scans_of_a_retrieval("xyzzy?", Q, TINY)
+
+    assert [name for name in HNSW_INDEXES if scans[name] == 0] == []
+
+
 # --- users, datasets, round trips -----------------------------------------------------------------
 
 

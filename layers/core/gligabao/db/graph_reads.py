@@ -12,9 +12,9 @@
 Every value is a parameter (the numbers of the seed come from gligabao.limits, the bands from
 `Band`); the SQL text is built only from the fixed fragments below.
 
-How the similarity searches keep the per-dataset filter exact (pgvector 0.6 has no iterative
-index scan: an HNSW scan returns at most `hnsw.ef_search` rows of the whole table, which
-the dataset filter can then empty):
+How the similarity searches keep the per-dataset filter exact (an HNSW scan, through the
+`gb_nearest_*` functions of migration 0014, returns at most `hnsw.ef_search` rows of the whole
+table, which the dataset filter can then empty; pgvector 0.8's iterative scans are not used):
 * a dataset with few rows in an index's table is scanned exactly (bounded count first);
 * otherwise the HNSW index gives the table's nearest `hnsw_candidates` rows, of which
   row-level security keeps the user's, filtered by dataset (and liveness); that is complete
@@ -254,17 +254,17 @@ class FactFilter:
     an edge learned after `as_of` that says it held at `as_of` is retrieved, so `created_at` is
     not filtered."""
 
-    condition: str  # on an edge's columns; `{g}` stands for the edge's alias and its dot
-    columns: str  # the columns it reads, carried by the HNSW candidates of the edge index
+    # On an edge's columns, among those gb_nearest_edges gives; `{g}` stands for the edge's alias
+    # and its dot.
+    condition: str
 
     def on(self, alias: str = "") -> str:
         return self.condition.format(g=f"{alias}." if alias else "")
 
 
-LIVE_FACTS = FactFilter("{g}expired_at IS NULL", ", expired_at")
+LIVE_FACTS = FactFilter("{g}expired_at IS NULL")
 FACTS_VALID_AT = FactFilter(
-    "{g}valid_at <= %(as_of)s AND ({g}invalid_at IS NULL OR {g}invalid_at > %(as_of)s)",
-    ", valid_at, invalid_at",
+    "{g}valid_at <= %(as_of)s AND ({g}invalid_at IS NULL OR {g}invalid_at > %(as_of)s)"
 )
 
 
@@ -276,26 +276,33 @@ class VectorIndex:
     table: str
     column: str
     take: str  # the limit's parameter name
+    nearest: str  # the function giving the table's nearest rows by its HNSW index (migration 0014)
     rows: str = ""  # which rows of the table belong to the index
     facts: bool = False  # its rows are edges: only those the FactFilter lets through are retrieved
     sized_like: str = ""  # an index of the same rows, whose count this one reuses
 
 
 VECTOR_INDEXES = (
-    VectorIndex("entities", "gb_entities", "embedding", "similar_entities"),
-    VectorIndex("edges", "gb_edges", "embedding", "similar_edges", facts=True),
-    VectorIndex("chunks", "gb_artifacts", "embedding", "similar_chunks", rows=" AND kind = 'chunk'"),
+    VectorIndex("entities", "gb_entities", "embedding", "similar_entities", "gb_nearest_entities"),
+    VectorIndex("edges", "gb_edges", "embedding", "similar_edges", "gb_nearest_edges", facts=True),
+    VectorIndex(
+        "chunks",
+        "gb_artifacts",
+        "embedding",
+        "similar_chunks",
+        "gb_nearest_chunks",
+        rows=" AND kind = 'chunk'",
+    ),
     VectorIndex(
         "summaries",
         "gb_artifacts",
         "summary_embedding",
         "similar_summaries",
+        "gb_nearest_summaries",
         rows=" AND kind = 'chunk'",
         sized_like="chunks",
     ),
 )
-
-_EXTRA_COLUMNS = {"gb_artifacts": ", kind", "gb_entities": ""}
 
 
 class Band(IntEnum):
@@ -351,7 +358,6 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
     Parameters: ds, q, threshold, exact_max, candidates, the index's `take` (and as_of with
     FACTS_VALID_AT)."""
     n, table, column, take = index.name, index.table, index.column, index.take
-    extra_columns = facts.columns if index.facts else _EXTRA_COLUMNS[table]
     live = f" AND {facts.on()}" if index.facts else ""
     small = (
         f"SELECT yes FROM {index.sized_like}_small"
@@ -364,11 +370,8 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
         {small}
     ),
     {n}_approx AS MATERIALIZED (
-        SELECT id, dataset_id{extra_columns}, {column} <=> %(q)s AS distance
-        FROM {table}
+        SELECT * FROM {index.nearest}(%(q)s, %(candidates)s)
         WHERE NOT (SELECT yes FROM {n}_small)
-        ORDER BY {column} <=> %(q)s
-        LIMIT %(candidates)s
     ),
     {n}_approx_hits AS MATERIALIZED (
         SELECT id, distance FROM {n}_approx
