@@ -503,7 +503,8 @@ def explain(probe: Probe, limits) -> None:
             self._conn = conn
 
         def execute(self, query, params=None):
-            sent.append((query, params))
+            if query != b"COMMIT":
+                sent.append((query, params))
             return self._conn.execute(query, params)
 
     database = bootstrap.bundle().database
@@ -515,8 +516,11 @@ def explain(probe: Probe, limits) -> None:
             lambda: probe.vector,
             limits,
         )
+    keyword, *settings, context = sent  # between them, the context statement's plan settings
     with database.transaction(probe.user_id) as uow:
-        for label, (query, params) in zip(("keyword", "context"), sent, strict=False):
+        for label, (query, params) in (("keyword", keyword), ("context", context)):
+            for setting, setting_params in settings if label == "context" else ():
+                uow.conn.execute(setting, setting_params)
             plan = [
                 next(iter(row.values())) for row in uow.conn.execute("EXPLAIN (ANALYZE) " + query, params)
             ]
