@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import pytest
 from conftest import reconfigure
+from query_helpers import Graph
 from remember_helpers import unit, with_cosine
 
 from gligabao import bootstrap
+from gligabao.db import graph_writes
 from gligabao.limits import Limits
 from gligabao.memory.remember import TextToRemember, remember_text
 from gligabao.settings import Settings
@@ -246,3 +248,62 @@ def test_an_alias_of_another_user_or_dataset_never_matches(db, script, fake_open
 
     assert [(e.name, e.created) for e in second.entities] == [("Boris", True), ("Acme", True)]
     assert db.execute("SELECT count(*) FROM gb_entities WHERE name LIKE 'Acme%%'").fetchone()[0] == 2
+
+
+# --- the guard's candidates, by the name keys of migration 0015
+
+NAMES = [
+    "acme", "acme robotics", "acme corp.", "acme corporation", "globex robotics", "smith", "alice smith",
+    "a. chen", "alice chen", "alice park", "dr. alice chen", "chen", "ibm", "international business machines",
+    "intel", "u.s.", "united states", "us", "violin", "cello", "jonas reyes", "david reyes", "j. reyes",
+    "internationalization", "internationalization society", "internat", "a", "a b", "x", "!!!", "j.r.r. tolkien",
+    "tolkien", "jrr tolkien", "sable publishing", "pioneer publishing", "st. louis", "saint louis", "louis",
+]  # fmt: skip
+
+
+def test_the_name_keys_find_every_stored_entity_the_guard_accepts(db):
+    graph = Graph(db)
+    ids = {name: graph.entity(name, embedding=None) for name in NAMES}
+    db.execute("SELECT set_config('gligabao.user_id', 'u1', false)")
+
+    for new in [*NAMES, "alice", "a. c.", "robotics", "jr tolkien", "internationalisation", "?"]:
+        found = set(db.execute("SELECT gb_entities_could_be(%s, %s)", [graph.dataset_id, new]).fetchone()[0])
+        accepted = {
+            i for name, i in ids.items()
+            if db.execute("SELECT gb_could_be_one_entity(%s, %s)", [name, new]).fetchone()[0]
+        }  # fmt: skip
+        assert accepted <= found, new
+        if new == "violin":
+            assert ids["cello"] not in found  # the keys narrow: not every entity is a candidate
+
+
+def test_the_name_keys_find_nothing_in_another_users_dataset(db):
+    theirs = Graph(db, "u2")
+    theirs.entity("acme robotics", embedding=None)
+    db.execute("SELECT set_config('gligabao.user_id', 'u1', false)")
+
+    assert db.execute("SELECT gb_entities_could_be(%s, 'acme')", [theirs.dataset_id]).fetchone()[0] == []
+
+
+def test_a_vector_match_reads_only_the_entities_whose_name_could_be_the_same(db):
+    """Not the whole dataset, nor the index's nearest rows, which a large table's plan read and
+    then filtered: an alias behind 40 nearer entities of other names was missed."""
+    graph = Graph(db)
+    for i in range(300):
+        graph.entity(f"Robot {i}", "organization", embedding=with_cosine(0.97))
+    acme = graph.entity("Acme Robotics", "organization", embedding=with_cosine(0.8))
+    db.execute("ANALYZE gb_entities")  # as autovacuum has done for a dataset of this size
+
+    with bootstrap.bundle().database.transaction("u1", "main") as uow:
+        matches = graph_writes.match_entities(uow.conn, graph.dataset_id, ["acme"], [unit(0)], threshold=0.75)
+        by_keys, fetched = (
+            uow.conn.execute(
+                "SELECT pg_stat_get_xact_numscans('gb_entities_name_keys'::regclass),"
+                " pg_stat_get_xact_tuples_fetched('gb_entities'::regclass)"
+            )
+            .fetchone()
+            .values()
+        )
+
+    assert matches == [acme]
+    assert by_keys >= 1 and fetched < 30  # of 301 entities

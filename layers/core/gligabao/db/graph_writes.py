@@ -152,24 +152,32 @@ def read_filled_artifact(cursor: psycopg.Cursor) -> list[int] | None:
 
 # The stored entity each (name, vector) of `i` is: the same normalized name, else the nearest
 # vector whose cosine is at least the threshold, among the entities whose name could be the same
-# (one name a short form of the other: migration 0011) unless `name_guard` is off; rows with
-# neither are left out.
-_MATCH_SQL = """
+# (one name a short form of the other: migration 0011, found by the name keys of migration 0015)
+# unless `name_guard` is off (then among all the dataset's entities); rows with neither are left out.
+_MATCH_TEMPLATE = """
         SELECT i.ord, coalesce(by_name.id, by_vector.id) AS id
         FROM unnest(%(names)s::text[], %(embeddings)b::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
         LEFT JOIN gb_entities by_name
                ON by_name.dataset_id = %(dataset_id)s AND by_name.normalized_name = i.normalized_name
         LEFT JOIN LATERAL (
             SELECT e.id
-            FROM gb_entities e
+            FROM {candidates}
             WHERE by_name.id IS NULL AND e.dataset_id = %(dataset_id)s AND e.embedding IS NOT NULL
               AND 1 - (e.embedding <=> i.embedding) >= %(threshold)s
-              AND (NOT %(name_guard)s OR gb_could_be_one_entity(e.normalized_name, i.normalized_name))
+              {name_guard}
             ORDER BY e.embedding <=> i.embedding
             LIMIT 1
         ) by_vector ON true
         WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
 """
+_MATCH_SQL = {
+    True: _MATCH_TEMPLATE.format(
+        candidates="""unnest(gb_entities_could_be(%(dataset_id)s, i.normalized_name)) AS c(id)
+                 JOIN gb_entities e ON e.id = c.id""",
+        name_guard="AND gb_could_be_one_entity(e.normalized_name, i.normalized_name)",
+    ),
+    False: _MATCH_TEMPLATE.format(candidates="gb_entities e", name_guard=""),
+}
 
 
 def _match_parameters(
@@ -177,14 +185,12 @@ def _match_parameters(
     normalized_names: Sequence[str],
     embeddings: Sequence[Sequence[float]],
     threshold: float,
-    name_guard: bool,
 ) -> dict:
     return {
         "dataset_id": dataset_id,
         "names": list(normalized_names),
         "embeddings": [_vector(e) for e in embeddings],
         "threshold": threshold,
-        "name_guard": name_guard,
     }
 
 
@@ -200,7 +206,7 @@ def match_entities(
     else the nearest vector when its cosine is at least `threshold` and (with `name_guard`) the
     names could be one entity's (one a short form of the other); None when neither."""
     rows = conn.execute(
-        _MATCH_SQL, _match_parameters(dataset_id, normalized_names, embeddings, threshold, name_guard)
+        _MATCH_SQL[name_guard], _match_parameters(dataset_id, normalized_names, embeddings, threshold)
     ).fetchall()
     matches: list[int | None] = [None] * len(normalized_names)
     for row in rows:
@@ -222,7 +228,7 @@ def known_entities_and_live_edges(
     `normalized_names`. (matches as match_entities returns them, live edges by id)."""
     rows = conn.execute(
         f"""
-        WITH matched AS MATERIALIZED ({_MATCH_SQL}),
+        WITH matched AS MATERIALIZED ({_MATCH_SQL[name_guard]}),
         triple AS (
             SELECT DISTINCT s.id AS source_id, t.id AS target_id, f.relation
             FROM unnest(%(fact_source)s::int[], %(fact_target)s::int[], %(fact_relation)s::text[])
@@ -244,7 +250,7 @@ def known_entities_and_live_edges(
           AND (e.source_id, e.target_id, e.relation) IN (SELECT * FROM triple)
         """,
         {
-            **_match_parameters(dataset_id, normalized_names, embeddings, threshold, name_guard),
+            **_match_parameters(dataset_id, normalized_names, embeddings, threshold),
             "fact_source": [end[0] + 1 for end in fact_ends],
             "fact_target": [end[1] + 1 for end in fact_ends],
             "fact_relation": [end[2] for end in fact_ends],
