@@ -13,7 +13,6 @@ database with the real schema and --entities entities of --dims-dimension vector
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -37,21 +36,14 @@ def main() -> int:
     args = parser.parse_args()
 
     import psycopg
-    from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from scratch_db import scratch_database
 
     from gligabao.db.connection import Database
-    from gligabao.db.migrate import APP_ROLE, migrate
-    from gligabao.local.embedded_pg import embedded_database_url
+    from gligabao.db.migrate import APP_ROLE
 
-    admin = os.environ.get("DATABASE_URL") or embedded_database_url(str(ROOT / "var" / "bench-pgdata"))
-    name = f"gligabao_match_{os.getpid()}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = make_conninfo(**{**conninfo_to_dict(admin), "dbname": name})
-    try:
+    with scratch_database("gligabao_match", args.dims) as url:
         with psycopg.connect(url, autocommit=True) as conn:
-            migrate(conn, args.dims)
             rng = random.Random(7)
             stored = load(conn, rng, args.entities, args.dims)
         database = Database(
@@ -59,17 +51,14 @@ def main() -> int:
         )
         times, matched = match_times(database, rng, stored, args)
         database.close()
-        print(
-            f"entity match: {args.new} new entities against {args.entities:,} stored ones with "
-            f"{args.dims}-dimension vectors, median of {args.repeat}"
-        )
-        print(
-            f"  median {statistics.median(times):7.1f} ms  max {max(times):7.1f} ms  "
-            f"({statistics.median(times) / args.new:.2f} ms an entity; {matched} matched)"
-        )
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    print(
+        f"entity match: {args.new} new entities against {args.entities:,} stored ones with "
+        f"{args.dims}-dimension vectors, median of {args.repeat}"
+    )
+    print(
+        f"  median {statistics.median(times):7.1f} ms  max {max(times):7.1f} ms  "
+        f"({statistics.median(times) / args.new:.2f} ms an entity; {matched} matched)"
+    )
     return 0
 
 
