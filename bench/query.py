@@ -493,34 +493,23 @@ def explain(probe: Probe, limits) -> None:
     import re
     from dataclasses import replace
 
+    from sql_counting import RecordingConnection
+
     from gligabao import bootstrap
     from gligabao.memory.retrieval import retrieve
 
-    sent: list[tuple[str, dict]] = []
-
-    class Recording:  # the connection retrieval talks to: what it sends is recorded
-        def __init__(self, conn):
-            self._conn = conn
-
-        def execute(self, query, params=None):
-            if query != b"COMMIT":
-                sent.append((query, params))
-            return self._conn.execute(query, params)
-
     database = bootstrap.bundle().database
     with database.transaction(probe.user_id) as uow:
+        recording = RecordingConnection(uow.conn)
         retrieve(
-            replace(uow, conn=Recording(uow.conn)),
+            replace(uow, conn=recording),
             probe.dataset,
             probe.question,
             lambda: probe.vector,
             limits,
         )
-    keyword, *settings, context = sent  # between them, the context statement's plan settings
     with database.transaction(probe.user_id) as uow:
-        for label, (query, params) in (("keyword", keyword), ("context", context)):
-            for setting, setting_params in settings if label == "context" else ():
-                uow.conn.execute(setting, setting_params)
+        for label, (query, params) in zip(("keyword", "context"), recording.sent, strict=True):
             plan = [
                 next(iter(row.values())) for row in uow.conn.execute("EXPLAIN (ANALYZE) " + query, params)
             ]

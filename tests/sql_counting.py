@@ -152,3 +152,17 @@ def statements_in(path: str) -> list[str]:
         return []
     with open(path, encoding="utf-8") as log:
         return [json.loads(line) for line in log if line.strip()]
+
+
+class RecordingConnection:
+    """A connection that keeps each statement sent through it with its parameters (COMMIT aside),
+    to run them again, or EXPLAIN them, in another transaction."""
+
+    def __init__(self, conn):
+        self._conn = conn
+        self.sent: list[tuple[object, object]] = []
+
+    def execute(self, query, params=None):
+        if query != b"COMMIT":
+            self.sent.append((query, params))
+        return self._conn.execute(query, params)

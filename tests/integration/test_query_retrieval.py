@@ -19,7 +19,7 @@ from query_helpers import (
     retrieved,
     retrieved_pipelined,
 )
-from sql_counting import counting_round_trips
+from sql_counting import RecordingConnection, counting_round_trips
 
 from gligabao import bootstrap
 from gligabao.errors import NotFound
@@ -394,22 +394,12 @@ def scans_of_a_retrieval(question: str, vector: list[float], limits) -> dict[str
 
     from gligabao.memory.retrieval import retrieve
 
-    sent: list[tuple[str, dict | None]] = []
-
-    class Recording:  # the connection retrieve talks to: what it sends is recorded
-        def __init__(self, conn):
-            self._conn = conn
-
-        def execute(self, query, params=None):
-            if query != b"COMMIT":
-                sent.append((query, params))
-            return self._conn.execute(query, params)
-
     database = bootstrap.bundle().database
     with database.transaction("u1", "main") as uow:
-        retrieve(replace(uow, conn=Recording(uow.conn)), "main", question, lambda: vector, limits)
+        recording = RecordingConnection(uow.conn)
+        retrieve(replace(uow, conn=recording), "main", question, lambda: vector, limits)
     with database.transaction("u1", "main") as uow:
-        for query, params in sent:
+        for query, params in recording.sent:
             uow.conn.execute(query, params).fetchall()
         relations = [*HNSW_INDEXES, "gb_entities", "gb_edges", "gb_artifacts"]
         return {
