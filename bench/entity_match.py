@@ -13,6 +13,7 @@ database with the real schema and --entities entities of --dims-dimension vector
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -36,21 +37,14 @@ def main() -> int:
     args = parser.parse_args()
 
     import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    from scratch_db import scratch_database
+    from remember import _embedded_url, scratch_database  # bench/remember.py
 
-    from gligabao.db.connection import Database
-    from gligabao.db.migrate import APP_ROLE
-
-    with scratch_database("gligabao_match", args.dims) as url:
-        with psycopg.connect(url, autocommit=True) as conn:
+    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    with scratch_database(admin_url, {"embedding_dimensions": args.dims}) as scratch:
+        with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
             rng = random.Random(7)
             stored = load(conn, rng, args.entities, args.dims)
-        database = Database(
-            lambda: make_conninfo(**{**conninfo_to_dict(url), "user": APP_ROLE, "password": None})
-        )
-        times, matched = match_times(database, rng, stored, args)
-        database.close()
+        times, matched = match_times(scratch.bundle.database, rng, stored, args)
     print(
         f"entity match: {args.new} new entities against {args.entities:,} stored ones with "
         f"{args.dims}-dimension vectors, median of {args.repeat}"

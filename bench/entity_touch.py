@@ -20,6 +20,7 @@ and prints the share of HOT updates PostgreSQL reports.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -39,9 +40,13 @@ def main() -> int:
     args = parser.parse_args()
 
     import psycopg
-    from scratch_db import scratch_database
+    from remember import _embedded_url, scratch_database  # bench/remember.py
 
-    with scratch_database("gligabao_touch", args.dims) as url, psycopg.connect(url, autocommit=True) as conn:
+    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    with (
+        scratch_database(admin_url, {"embedding_dimensions": args.dims}) as scratch,
+        psycopg.connect(scratch.owner_url, autocommit=True) as conn,
+    ):
         load(conn, args.entities, args.dims)
         print(
             f"entity touch: {args.touched} entities touched per statement, median of {args.repeat}, "
