@@ -401,13 +401,8 @@ def scans_of_a_retrieval(question: str, vector: list[float], limits) -> dict[str
     with database.transaction("u1", "main") as uow:
         for query, params in recording.sent:
             uow.conn.execute(query, params).fetchall()
-        relations = [*HNSW_INDEXES, "gb_entities", "gb_edges", "gb_artifacts"]
-        return {
-            name: uow.conn.execute("SELECT pg_stat_get_xact_numscans(%s::regclass) AS n", [name]).fetchone()[
-                "n"
-            ]
-            for name in relations
-        }
+        scans = "SELECT pg_stat_get_xact_numscans(%s::regclass) AS n"
+        return {name: uow.conn.execute(scans, [name]).fetchone()["n"] for name in HNSW_INDEXES}
 
 
 def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_hnsw_indexes(db):
