@@ -5,8 +5,8 @@
 -- (Aurora PostgreSQL's, and the embedded PostgreSQL's) prices an HNSW scan above reading every row
 -- the user may see and sorting them by distance when the vectors are stored out of line (entities
 -- and passages at 1536 dimensions): its estimate of that plan leaves out the TOAST that each
--- distance reads. At 100k edges the planner read all 27,000 entity vectors (85-130 ms) instead of
--- searching the index (4 ms).
+-- distance reads. At 100k edges the planner read all 27,000 entity vectors (85-131 ms) instead of
+-- searching the index (3-4 ms).
 --
 -- In these functions sequential scans, bitmap scans and sorts are priced out, so the index is the
 -- only way left to order the table by distance. The settings hold inside the functions only: the

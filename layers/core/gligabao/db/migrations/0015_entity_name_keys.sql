@@ -74,7 +74,8 @@ BEGIN
         all_of := ARRAY[key || 'd'];
     END IF;
     -- The keys hold the dataset: no other condition on the rows, so that the plan reads the keys'
-    -- index and nothing else (not the dataset's rows, whose keys it would compute one by one).
+    -- index and nothing else (not the dataset's rows, whose keys it would compute one by one;
+    -- enable_seqscan off keeps a small or unanalyzed table from being read so too).
     RETURN ARRAY(
         SELECT e.id FROM gb_entities AS e
         WHERE ((gb_name_keys(e.dataset_id, e.normalized_name) && first_words
