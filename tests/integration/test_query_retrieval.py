@@ -6,11 +6,14 @@ These tests call `retrieve` with the question's vector given, on rows arranged d
 from __future__ import annotations
 
 import random
+import re
 import threading
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from query_helpers import (
+    NOWHERE,
     T0,
     Graph,
     at_cosine,
@@ -23,7 +26,7 @@ from sql_counting import RecordingConnection, counting_round_trips
 
 from gligabao import bootstrap
 from gligabao.errors import NotFound
-from gligabao.memory.retrieval import DEFAULT_LIMITS, query_terms
+from gligabao.memory.retrieval import DEFAULT_LIMITS, query_terms, retrieve
 
 Q = basis(0)  # the question's vector in the similarity tests
 
@@ -143,6 +146,50 @@ def test_an_older_entity_whose_description_holds_more_terms_outranks_the_recent_
     context = retrieved("acme paris coffee?", limits=DEFAULT_LIMITS.model_copy(update={"keyword_window": 10}))
 
     assert context.keyword_seeds == [best, *reversed(new[1:])]
+
+
+def test_older_entities_holding_one_term_are_scored_only_as_far_as_the_seeds_need(db):
+    """When one term is enough for an older entity to make the seeds, only the most recently
+    updated holders of each term are scored (as many as the seeds): any other one holding a single
+    term has that many entities at least as good and more recent above it. Those holding two
+    terms are all scored, however old."""
+    graph = Graph(db)
+    pairs = [
+        graph.entity(
+            f"Pair {i}", "thing", "coffee paris", embedding=None, updated_at=T0 + timedelta(minutes=i)
+        )
+        for i in range(3)
+    ]
+    singles = [  # each holds one of the two terms: neither term's most recent holders are the pairs
+        graph.entity(
+            f"Single {i}",
+            "thing",
+            "coffee" if i % 2 else "paris",
+            embedding=None,
+            updated_at=T0 + timedelta(hours=1, minutes=i),
+        )
+        for i in range(60)
+    ]
+    for i in range(5):  # the window: recent, matching nothing
+        graph.entity(
+            f"Recent {i}", "thing", "tea", embedding=None, updated_at=T0 + timedelta(days=1, minutes=i)
+        )
+    limits = DEFAULT_LIMITS.model_copy(update={"keyword_window": 5})
+    question = "coffee in paris?"
+
+    context = retrieved(question, limits=limits)
+    seed_limits = limits.model_copy(update={"retrieval": "seed"})
+    keyword_statement, params = statements_of_a_retrieval(question, basis(NOWHERE), seed_limits)[0]
+    with bootstrap.bundle().database.transaction("u1", "main") as uow:
+        plan = [
+            row["QUERY PLAN"] for row in uow.conn.execute("EXPLAIN (ANALYZE) " + keyword_statement, params)
+        ]
+    older = next(plan[at + 1] for at, line in enumerate(plan) if line.strip() == "CTE older")
+    scored = int(re.search(r"actual time=\S+ rows=(\d+)", older).group(1))
+
+    assert context.keyword_seeds == [*reversed(pairs), *reversed(singles)][:10]
+    # the 10 most recent holders of each term and the 3 holding both: not all 63
+    assert scored <= 23, plan
 
 
 # --- 2. similarity ------------------------------------------------------------------------------
@@ -387,19 +434,20 @@ HNSW_INDEXES = (
 )
 
 
+def statements_of_a_retrieval(question: str, vector: list[float], limits) -> list[tuple]:
+    """The statements one retrieval of u1 sends, with their parameters: to run or explain again."""
+    with bootstrap.bundle().database.transaction("u1", "main") as uow:
+        recording = RecordingConnection(uow.conn)
+        retrieve(replace(uow, conn=recording), "main", question, lambda: vector, limits)
+    return recording.sent
+
+
 def scans_of_a_retrieval(question: str, vector: list[float], limits) -> dict[str, int]:
     """How many times one retrieval scanned each HNSW index: what `retrieve` sends, run again in
     one transaction of the user that then reads its own counters."""
-    from dataclasses import replace
-
-    from gligabao.memory.retrieval import retrieve
-
-    database = bootstrap.bundle().database
-    with database.transaction("u1", "main") as uow:
-        recording = RecordingConnection(uow.conn)
-        retrieve(replace(uow, conn=recording), "main", question, lambda: vector, limits)
-    with database.transaction("u1", "main") as uow:
-        for query, params in recording.sent:
+    sent = statements_of_a_retrieval(question, vector, limits)
+    with bootstrap.bundle().database.transaction("u1", "main") as uow:
+        for query, params in sent:
             uow.conn.execute(query, params).fetchall()
         scans = "SELECT pg_stat_get_xact_numscans(%s::regclass) AS n"
         return {name: uow.conn.execute(scans, [name]).fetchone()["n"] for name in HNSW_INDEXES}

@@ -240,12 +240,15 @@ def test_the_keyword_lookups_find_nothing_in_another_users_dataset(db, database_
             == 1
         )
     with as_the_service(database_url, "u1") as conn:
-        for function, keys in (
-            ("gb_entities_named", ["ali"]),
-            ("gb_entities_described", ["eng"]),
-            ("gb_entities_name_prefixed", ["alice"]),
+        for function, arguments in (
+            ("gb_entities_named", [["ali"]]),
+            ("gb_entities_described", [["eng"]]),
+            ("gb_entities_described_recently", [["eng"], 10]),
+            ("gb_entities_name_prefixed", [["alice"]]),
         ):
-            assert conn.execute(f"SELECT {function}(%s, %s)", [theirs, keys]).fetchone()[0] == [], function
+            placeholders = ", ".join(["%s"] * (1 + len(arguments)))
+            found = conn.execute(f"SELECT {function}({placeholders})", [theirs, *arguments]).fetchone()[0]
+            assert found == [], function
 
 
 def test_the_keyword_statement_calls_each_lookup_once_and_reads_the_rows_it_names(db, database_url):

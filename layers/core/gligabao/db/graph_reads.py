@@ -55,6 +55,7 @@ class KeywordSeeds:
 # instead of filtering the whole dataset.
 _NAMED = "(SELECT gb_entities_named((SELECT id FROM dataset), "
 _DESCRIBED = "e.id = ANY((SELECT gb_entities_described((SELECT id FROM dataset), "
+_DESCRIBED_RECENTLY = "e.id = ANY((SELECT gb_entities_described_recently((SELECT id FROM dataset), "
 _NAME_PREFIXED = "(SELECT gb_entities_name_prefixed((SELECT id FROM dataset), "
 
 # Arms of one OR of description-gram conditions at most; past it, a looser (still exact) OR is used.
@@ -89,9 +90,10 @@ def keyword_seeds(
       unless it is named, so it matters only with enough terms to beat the `limit`-th best so far
       (or to tie it, when that one is an older named entity: an older entity loses every tie with
       the window, which holds the most recently updated ones). Those are found by the description
-      gram index: any term, any two terms or any three terms. A term common enough to make that
-      search large also fills the window with matches, which raises the number of terms needed:
-      the search stays small.
+      gram index: any two terms or any three terms, all of them; when one term is enough, only
+      the `limit` most recently updated holders of each term (migration 0016: the others holding
+      one term have `limit` better entities above them). A term common enough to make a search
+      large also fills the window with matches, which raises the number of terms needed.
     """
     params: dict[str, object] = {
         "user_id": user_id,
@@ -121,12 +123,15 @@ def keyword_seeds(
             " THEN %(term_in_description_score)s::integer ELSE 0 END"
         )
     score_sql = " + ".join(score)
-    singles, pairs, triples = (_description_arms(len(terms), size) for size in (1, 2, 3))
+    pairs, triples = (_description_arms(len(terms), size) for size in (2, 3))
     if len(triples) > MAX_DESCRIPTION_ARMS:
         triples = pairs  # a superset: the exact score filters it
+    recent_singles = [
+        f"{_DESCRIBED_RECENTLY}%(g{i})s::text[], %(limit)s::integer))::bigint[])" for i in range(len(terms))
+    ]
     older = "\n            UNION ALL\n".join(
         _older_entities(arms, condition, score_sql)
-        for arms, condition in ((singles, "= 1"), (pairs, "= 2"), (triples, ">= 3"))
+        for arms, condition in ((recent_singles, "= 1"), (pairs, "IN (1, 2)"), (triples, ">= 3"))
         if arms
     )
     rows = conn.execute(
