@@ -115,6 +115,12 @@ def parse_args() -> argparse.Namespace:
         "(rows no value finds are unreachable in the index's graph)",
     )
     parser.add_argument(
+        "--iterative-scans",
+        action="store_true",
+        help="also the medium dataset's 10 nearest edges by pgvector 0.8's iterative index scans "
+        "against the exact scan the retrieval runs for it (time and recall)",
+    )
+    parser.add_argument(
         "--data-dir",
         default=str(ROOT / "var" / "bench-pgdata"),
         help="embedded PostgreSQL of the bench (ignored when DATABASE_URL is set)",
@@ -552,6 +558,58 @@ def recall(probes_: list[Probe], limits) -> dict[str, tuple[int, int]]:
     return {key: (found, wanted) for key, (found, wanted) in totals.items()}
 
 
+def iterative_scans(url: str, probes_: list[Probe], ef_search: int) -> None:
+    """A dataset whose rows the table's nearest ones crowd out is scanned exactly by the retrieval
+    (its edges ordered by distance). pgvector 0.8 can instead go on walking the HNSW index until
+    enough rows pass the dataset's filter (`hnsw.iterative_scan`). Its 10 nearest edges each way,
+    twice (the first pass warms the cache), against the exact scan; "as planned" is the plan the
+    statement gets with no setting, as remember's search for candidate facts runs it."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    nearest = """SELECT id FROM gb_edges WHERE dataset_id = %(dataset)s AND expired_at IS NULL
+                 ORDER BY embedding <=> %(vector)s::vector LIMIT 10"""
+    settings = {
+        "exact": ["SET LOCAL enable_indexscan = off"],
+        "as planned (hnsw.ef_search 40)": [],
+        "strict_order": [
+            f"SET LOCAL hnsw.ef_search = {ef_search}",
+            "SET LOCAL hnsw.iterative_scan = strict_order",
+        ],
+        "relaxed_order": [
+            f"SET LOCAL hnsw.ef_search = {ef_search}",
+            "SET LOCAL hnsw.iterative_scan = relaxed_order",
+        ],
+    }
+    with psycopg.connect(url, autocommit=True) as conn:
+        register_vector(conn)
+        found: dict[str, list[set[int]]] = {}
+        times_of: dict[str, list[float]] = {}
+        for _ in range(2):
+            for mode, statements in settings.items():
+                times_of[mode], found[mode] = [], []
+                for probe in probes_:
+                    with conn.transaction():
+                        dataset = conn.execute(
+                            "SELECT id FROM gb_datasets WHERE user_id = %s AND name = %s",
+                            [probe.user_id, probe.dataset],
+                        ).fetchone()[0]
+                        for statement in statements:
+                            conn.execute(statement)
+                        started = time.perf_counter()
+                        rows = conn.execute(nearest, {"dataset": dataset, "vector": probe.vector}).fetchall()
+                        times_of[mode].append((time.perf_counter() - started) * 1000)
+                        found[mode].append({row[0] for row in rows})
+        wanted = sum(len(rows) for rows in found["exact"])
+        for mode, sets in found.items():
+            hits = sum(len(got & exact) for got, exact in zip(sets, found["exact"], strict=True))
+            print(
+                f"  medium dataset's 10 nearest edges, {mode}: p50 {statistics.median(times_of[mode]):.1f} ms "
+                f"p95 {percentile(times_of[mode], 0.95):.1f} ms, {sum(map(len, sets)) / len(sets):.2f} rows, "
+                f"recall vs the exact scan {hits / wanted:.3f}"
+            )
+
+
 def bench_size(admin: str, edges: int, args) -> None:
     from gligabao import bootstrap
     from gligabao.settings import Settings
@@ -658,6 +716,8 @@ def bench_size(admin: str, edges: int, args) -> None:
     large = [p for p in checked if p.kind == "large"]
     if args.explain and large:
         explain(large[0], limits)
+    if args.iterative_scans:
+        iterative_scans(url, [p for p in questions if p.kind == "medium"], limits.hnsw_candidates)
     for ef_search in [int(value) for value in args.ef_sweep.split(",") if value.strip()]:
         found = recall(large, limits.model_copy(update={"hnsw_candidates": ef_search}))
         print(

@@ -14,7 +14,8 @@ Every value is a parameter (the numbers of the seed come from gligabao.limits, t
 
 How the similarity searches keep the per-dataset filter exact (an HNSW scan, through the
 `gb_nearest_*` functions of migration 0014, returns at most `hnsw.ef_search` rows of the whole
-table, which the dataset filter can then empty; pgvector 0.8's iterative scans are not used):
+table, which the dataset filter can then empty; pgvector 0.8's iterative scans, measured with
+`bench/query.py --iterative-scans`, were slower than the exact scan and missed many rows):
 * a dataset with few rows in an index's table is scanned exactly (bounded count first);
 * otherwise the HNSW index gives the table's nearest `hnsw_candidates` rows, of which
   row-level security keeps the user's, filtered by dataset (and liveness); that is complete
