@@ -128,7 +128,10 @@ class Limits(BaseModel):
     )
 
     # --- search strategy (not in the seed) ----------------------------------------------------
-    keyword_window: int = Field(1000, gt=0, description="most recently updated entities all keyword-scored")
+    # Any window gives the same seeds; 250 instead of 1,000 scores fewer rows per question (keyword
+    # statement p50 6.0 -> 4.0 ms at 100k edges, 9-10 -> 6.4 ms at 1M; 100 made the 1M p95 worse:
+    # `GB_KEYWORD_WINDOW=250 bench/query.py`, README "Performance").
+    keyword_window: int = Field(250, gt=0, description="most recently updated entities all keyword-scored")
     exact_scan_max_rows: int = Field(1000, ge=0, description="an index this small is scanned exactly")
     hnsw_candidates: int = Field(64, gt=0, description="rows taken from an HNSW index (hnsw.ef_search)")
 
