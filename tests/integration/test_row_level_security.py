@@ -243,7 +243,7 @@ def test_the_keyword_lookups_find_nothing_in_another_users_dataset(db, database_
         for function, arguments in (
             ("gb_entities_named", [["ali"]]),
             ("gb_entities_described", [["eng"]]),
-            ("gb_entities_described_recently", [["eng"], 10]),
+            ("gb_entities_described", [["eng"], 10, "eng"]),
             ("gb_entities_name_prefixed", [["alice"]]),
         ):
             placeholders = ", ".join(["%s"] * (1 + len(arguments)))

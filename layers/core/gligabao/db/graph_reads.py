@@ -56,7 +56,6 @@ class KeywordSeeds:
 # instead of filtering the whole dataset.
 _NAMED = "(SELECT gb_entities_named((SELECT id FROM dataset), "
 _DESCRIBED = "e.id = ANY((SELECT gb_entities_described((SELECT id FROM dataset), "
-_DESCRIBED_RECENTLY = "e.id = ANY((SELECT gb_entities_described_recently((SELECT id FROM dataset), "
 _NAME_PREFIXED = "(SELECT gb_entities_name_prefixed((SELECT id FROM dataset), "
 
 # Arms of one OR of description-gram conditions at most; past it, a looser (still exact) OR is used.
@@ -128,7 +127,8 @@ def keyword_seeds(
     if len(triples) > MAX_DESCRIPTION_ARMS:
         triples = pairs  # a superset: the exact score filters it
     recent_singles = [
-        f"{_DESCRIBED_RECENTLY}%(g{i})s::text[], %(limit)s::integer))::bigint[])" for i in range(len(terms))
+        f"{_DESCRIBED}%(g{i})s::text[], %(limit)s::integer, %(t{i})s::text))::bigint[])"
+        for i in range(len(terms))
     ]
     older = "\n            UNION ALL\n".join(
         _older_entities(arms, condition, score_sql)
