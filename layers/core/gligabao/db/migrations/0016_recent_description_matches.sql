@@ -12,46 +12,24 @@
 --
 -- gb_entities_described (migration 0003) takes `take` and `term`: then only the `take` most
 -- recently updated entities whose description holds `term` itself (the grams alone would also
--- let through "banana tank" for "bank", and a look-alike could take a holder's place). A common
--- term's most recent holders are among the dataset's most recent entities: walking those in
--- recency order (the index of migration 0009) reads a few hundred rows where the gram index would
--- give every holder to sort (15,000 for "bank" in the benchmark: 27 ms). A rarer term, whose walk
--- finds fewer than `take`, is read from the gram index. Without `take`, every entity whose
--- description holds the grams, as before. With the owner's rights, in the transaction user's
--- dataset only, ids only.
+-- let through "banana tank" for "bank", and a look-alike could take a holder's place). Without
+-- `take`, every entity whose description holds the grams, as before. With the owner's rights, in
+-- the transaction user's dataset only, ids only.
 DROP FUNCTION gb_entities_described(bigint, text[]);
 
 CREATE FUNCTION gb_entities_described(dataset bigint, grams text[], take integer DEFAULT NULL, term text DEFAULT NULL)
 RETURNS bigint[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
-DECLARE
-    recent_holders bigint[];
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM gb_datasets AS d
-                   WHERE d.id = dataset AND d.user_id = NULLIF(current_setting('gligabao.user_id', true), '')) THEN
-        RETURN '{}';
-    END IF;
-    IF take IS NOT NULL AND term IS NOT NULL THEN
-        recent_holders := ARRAY(
-            SELECT r.entity_id
-            FROM (SELECT entity_id, updated_at FROM gb_entity_recency
-                  WHERE dataset_id = dataset
-                  ORDER BY updated_at DESC, entity_id DESC
-                  LIMIT 40 * take) AS r
-            JOIN gb_entities AS e ON e.id = r.entity_id
-            WHERE strpos(lower(e.description), term) > 0
-            ORDER BY r.updated_at DESC, r.entity_id DESC
-            LIMIT take);
-        IF cardinality(recent_holders) = take THEN
-            RETURN recent_holders;  -- any holder more recent than the last one was walked past
-        END IF;
-    END IF;
     RETURN ARRAY(
         SELECT e.id FROM gb_entities AS e
         WHERE e.dataset_id = dataset
           AND gb_grams(e.dataset_id, lower(e.description)) @> gb_keys(dataset, grams)
           AND (term IS NULL OR strpos(lower(e.description), term) > 0)
+          AND EXISTS (SELECT 1 FROM gb_datasets AS d
+                      WHERE d.id = dataset
+                        AND d.user_id = NULLIF(current_setting('gligabao.user_id', true), ''))
         ORDER BY e.updated_at DESC, e.id DESC
         LIMIT take);
 END
