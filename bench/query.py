@@ -648,6 +648,10 @@ def bench_size(admin: str, edges: int, args) -> None:
     times: dict[str, list[float]] = {"large": [], "medium": [], "small": []}
     paths: dict[str, dict[str, int]] = {}
     apart: dict[str, list[float]] = {"keyword": [], "after the embedding": []}
+    after: dict[str, list[float]] = {
+        "the context statement (sent, run, its rows read into the context)": [],
+        "the rest": [],
+    }
     for probe in questions[30:]:
         started = time.perf_counter()
         context = run_retrieval(probe, limits)
@@ -656,6 +660,9 @@ def bench_size(admin: str, edges: int, args) -> None:
         if probe.kind == "large":
             apart["keyword"].append(context.timings_ms["keyword_seeds"])
             apart["after the embedding"].append(elapsed - context.timings_ms["keyword_seeds"])
+            statement = context.timings_ms["search_vectors"]
+            after["the context statement (sent, run, its rows read into the context)"].append(statement)
+            after["the rest"].append(elapsed - context.timings_ms["keyword_seeds"] - statement)
             for index, path in context.search_paths.items():
                 paths.setdefault(index, {}).setdefault(path, 0)
                 paths[index][path] += 1
@@ -685,6 +692,15 @@ def bench_size(admin: str, edges: int, args) -> None:
             if values
         )
         + " (the context statement, the COMMIT and the ranking)"
+    )
+    print(
+        "  after the embedding: "
+        + ", ".join(
+            f"{label} p50 {statistics.median(values):.1f} ms p95 {percentile(values, 0.95):.1f} ms"
+            for label, values in after.items()
+            if values
+        )
+        + " (the rest: the ranking, in Python)"
     )
     print(
         "  vector search paths (queried dataset): "
