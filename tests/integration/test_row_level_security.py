@@ -233,22 +233,27 @@ def test_a_table_a_later_migration_creates_is_granted_to_the_services_role(db, d
 def test_the_keyword_lookups_find_nothing_in_another_users_dataset(db, database_url):
     datasets = two_users(db)
     theirs = datasets["u2"]
+    db.execute(
+        "UPDATE gb_entities SET description = 'engineer' WHERE dataset_id = %s AND name = 'Alice'", [theirs]
+    )
+    lookups = (
+        ("gb_entities_named", [["ali"]]),
+        ("gb_entities_described", [["eng"]]),
+        ("gb_entities_described", [["eng"], 10, "eng"]),
+        ("gb_entities_name_prefixed", [["alice"]]),
+    )
 
-    with as_the_service(database_url, "u2") as conn:
-        assert (
-            conn.execute("SELECT cardinality(gb_entities_named(%s, ARRAY['ali']))", [theirs]).fetchone()[0]
-            == 1
-        )
-    with as_the_service(database_url, "u1") as conn:
-        for function, arguments in (
-            ("gb_entities_named", [["ali"]]),
-            ("gb_entities_described", [["eng"]]),
-            ("gb_entities_described", [["eng"], 10, "eng"]),
-            ("gb_entities_name_prefixed", [["alice"]]),
-        ):
-            placeholders = ", ".join(["%s"] * (1 + len(arguments)))
-            found = conn.execute(f"SELECT {function}({placeholders})", [theirs, *arguments]).fetchone()[0]
-            assert found == [], function
+    def found(user: str) -> list[list[int]]:
+        with as_the_service(database_url, user) as conn:
+            return [
+                conn.execute(
+                    f"SELECT {function}({', '.join(['%s'] * (1 + len(arguments)))})", [theirs, *arguments]
+                ).fetchone()[0]
+                for function, arguments in lookups
+            ]
+
+    assert [len(ids) for ids in found("u2")] == [1, 1, 1, 1]  # the owner finds Alice each way
+    assert found("u1") == [[], [], [], []]
 
 
 def test_the_keyword_statement_calls_each_lookup_once_and_reads_the_rows_it_names(db, database_url):
