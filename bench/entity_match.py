@@ -13,7 +13,6 @@ database with the real schema and --entities entities of --dims-dimension vector
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -37,9 +36,9 @@ def main() -> int:
     args = parser.parse_args()
 
     import psycopg
-    from remember import _embedded_url, scratch_database  # bench/remember.py
+    from remember import bench_admin_url, scratch_database  # bench/remember.py
 
-    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    admin_url = bench_admin_url()
     with scratch_database(admin_url, {"embedding_dimensions": args.dims}) as scratch:
         with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
             rng = random.Random(7)

@@ -132,7 +132,8 @@ def mb(count: int) -> str:
 def main() -> int:
     args = parse_args()
     sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "bench")]
-    from query import admin_url, database_url  # bench/query.py: the same scratch server
+    from query import database_url  # bench/query.py: the same scratch server
+    from remember import bench_admin_url
 
     from gligabao import bootstrap
     from gligabao.limits import DEFAULT_LIMITS
@@ -140,7 +141,7 @@ def main() -> int:
 
     edges = SIZES.get(args.size.lower()) or int(args.size)
     name = f"gligabao_bench_{edges}_d{args.dims}"
-    url = database_url(admin_url(args.data_dir), name)
+    url = database_url(bench_admin_url(args.data_dir), name)
     import psycopg
 
     try:

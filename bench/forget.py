@@ -90,9 +90,9 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
 
-    from remember import _embedded_url, scratch_database
+    from remember import bench_admin_url, scratch_database
 
-    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    admin_url = bench_admin_url()
     with scratch_database(admin_url, {}) as scratch:
         run_bench(scratch.bundle, scratch.owner_url, args.edges, args.forgets)
 

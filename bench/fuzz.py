@@ -36,7 +36,7 @@ def main() -> int:
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
     from fuzz_run import fuzz
-    from remember import _embedded_url, provider_settings, scratch_database
+    from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     from gligabao.local.server import make_server
@@ -49,7 +49,7 @@ def main() -> int:
     failures: list[str] = []
     errors: list[str] = []
     rounds, started = 0, time.monotonic()
-    with scratch_database(os.environ.get("DATABASE_URL") or _embedded_url(), providers):
+    with scratch_database(bench_admin_url(), providers):
         server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base_url = f"http://127.0.0.1:{server.server_address[1]}"

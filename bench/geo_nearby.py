@@ -14,7 +14,6 @@ one on the date line and one 30 km from the North Pole.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -40,9 +39,9 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--radius", type=float, default=50.0)
     args = parser.parse_args()
-    from remember import _embedded_url, scratch_database
+    from remember import bench_admin_url, scratch_database
 
-    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    admin_url = bench_admin_url()
     with scratch_database(admin_url, {}) as scratch:
         run(
             scratch.bundle,

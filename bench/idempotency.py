@@ -33,14 +33,14 @@ def main() -> None:
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import _embedded_url, provider_settings, scratch_database
+    from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import remember_handler, rule_based_model
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
     providers = provider_settings(anthropic, openai)
-    with scratch_database(os.environ.get("DATABASE_URL") or _embedded_url(), providers):
+    with scratch_database(bench_admin_url(), providers):
         handler = remember_handler()
         run(handler, "warm-up")
         runs = [run(handler, f"bench-{i}") for i in range(args.repeat)]

@@ -39,7 +39,7 @@ def main() -> None:
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True
     from fakes.anthropic_server import FakeAnthropic, Reply
     from fakes.openai_server import FakeOpenAI
-    from remember import _embedded_url, provider_settings, scratch_database
+    from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     class SlowOpenAI(FakeOpenAI):
@@ -50,7 +50,7 @@ def main() -> None:
     anthropic.responder = lambda body: Reply(data=rule_based_model(body), delay_s=random.uniform(*LATENCY_S))
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="ERROR")
     providers = provider_settings(anthropic, openai)
-    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    admin_url = bench_admin_url()
     try:
         with scratch_database(admin_url, providers) as scratch:
             run(scratch.bundle, anthropic, openai, args.document_kb, args.texts)

@@ -41,14 +41,14 @@ def main() -> None:
 
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import _embedded_url, provider_settings, scratch_database
+    from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="CRITICAL")
     providers = provider_settings(anthropic, openai)
-    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    admin_url = bench_admin_url()
     with scratch_database(admin_url, providers) as scratch:
         run_bench(scratch.bundle, anthropic, openai, remaining)
     anthropic.stop()

@@ -135,14 +135,6 @@ def size_of(text: str) -> int:
 # --- the server and the scratch database -----------------------------------------------------
 
 
-def admin_url(data_dir: str) -> str:
-    if os.environ.get("DATABASE_URL"):
-        return os.environ["DATABASE_URL"]
-    from gligabao.local.embedded_pg import embedded_database_url
-
-    return embedded_database_url(data_dir)
-
-
 def database_url(admin: str, name: str) -> str:
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -804,7 +796,9 @@ def describe(url: str) -> None:
 def main() -> int:
     args = parse_args()
     sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "tests")]  # the package; the SQL counter
-    admin = admin_url(args.data_dir)
+    from remember import bench_admin_url  # bench/remember.py
+
+    admin = bench_admin_url(args.data_dir)
     limits = service_limits()
     print(
         f"gligabao query retrieval bench: vectors of {args.dims} dimensions (scratch databases migrated "

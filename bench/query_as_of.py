@@ -36,7 +36,6 @@ def main() -> int:
         SMALL_DATASETS,
         SMALL_EDGES,
         DatasetPlan,
-        admin_url,
         database_url,
         percentile,
         probes,
@@ -51,7 +50,9 @@ def main() -> int:
 
     edges = size_of(args.size)
     name = f"gligabao_bench_{edges}_d{args.dims}"
-    url = database_url(admin_url(args.data_dir), name)
+    from remember import bench_admin_url  # bench/remember.py
+
+    url = database_url(bench_admin_url(args.data_dir), name)
     plans = [DatasetPlan("bench-large", "main", edges), DatasetPlan("bench-medium", "main", MEDIUM_EDGES)]
     plans += [DatasetPlan(f"bench-small-{i}", "main", SMALL_EDGES) for i in range(SMALL_DATASETS)]
     with psycopg.connect(url) as conn:

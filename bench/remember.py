@@ -51,7 +51,7 @@ def main() -> None:
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
     providers = provider_settings(anthropic, openai)
-    admin_url = os.environ.get("DATABASE_URL") or _embedded_url()
+    admin_url = bench_admin_url()
     with scratch_database(admin_url, providers):
         run_bench(anthropic, openai, args.repeat, [int(n) for n in args.sizes.split(",")], args.statements)
     anthropic.stop()
@@ -68,18 +68,22 @@ def provider_settings(anthropic, openai) -> dict[str, str]:
     }
 
 
-def _embedded_url() -> str:
+def bench_admin_url(data_dir: str = str(ROOT / "var" / "bench-pgdata")) -> str:
+    """The server the benches make their databases on: DATABASE_URL's, else the embedded PostgreSQL
+    in `data_dir` (started when it is not running)."""
+    if os.environ.get("DATABASE_URL"):
+        return os.environ["DATABASE_URL"]
     from gligabao.local.embedded_pg import embedded_database_url
 
-    return embedded_database_url(str(ROOT / "var" / "bench-pgdata"))
+    return embedded_database_url(data_dir)
 
 
 class scratch_database:
     """A database of its own for the bench, with the schema, dropped at the end."""
 
-    def __init__(self, admin_url: str, providers: dict[str, str]):
+    def __init__(self, admin_url: str, overrides: dict[str, object]):
         self.admin_url = admin_url
-        self.providers = providers
+        self.overrides = overrides  # of the service's Settings: the fake providers, the vector size
         self.name = f"gligabao_bench_{os.getpid()}"
 
     def __enter__(self):
@@ -96,7 +100,7 @@ class scratch_database:
         from gligabao.settings import Settings
 
         # Migrated as the owner; the remembers run as the service does, as gligabao_app (row-level security).
-        settings = Settings(**self.providers)
+        settings = Settings(**self.overrides)
         self.owner_url = make_conninfo(**params)
         with psycopg.connect(self.owner_url, autocommit=True) as conn:
             migrate(conn, settings.embedding_dimensions)
@@ -104,7 +108,7 @@ class scratch_database:
             if params.get("password"):
                 params["password"] = os.urandom(16).hex()
                 set_role_password(conn, params["password"])
-        settings = Settings(database_url=make_conninfo(**params), **self.providers)
+        settings = Settings(database_url=make_conninfo(**params), **self.overrides)
         self.bundle = bootstrap.Bundle(settings)
         bootstrap.install(self.bundle)
         return self

@@ -44,7 +44,7 @@ def retrieval(count: int, edges: int) -> None:
     from gligabao.settings import Settings
 
     dims = 256
-    admin = query_bench.admin_url(str(ROOT / "var" / "bench-pgdata"))
+    admin = remember_bench.bench_admin_url()
     plans = [query_bench.DatasetPlan("bench-large", "main", edges)]
     plans.append(query_bench.DatasetPlan("bench-medium", "main", query_bench.MEDIUM_EDGES))
     plans += [
@@ -96,7 +96,7 @@ def remembers(repeat: int) -> None:
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
     providers = remember_bench.provider_settings(anthropic, openai)
-    admin = os.environ.get("DATABASE_URL") or remember_bench._embedded_url()
+    admin = remember_bench.bench_admin_url()
     with remember_bench.scratch_database(admin, providers) as scratch:
         owner_url = make_conninfo(**{**conninfo_to_dict(admin), "dbname": scratch.name})
         bundles = {

@@ -37,13 +37,13 @@ def main() -> None:
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import _embedded_url, provider_settings, scratch_database
+    from remember import bench_admin_url, provider_settings, scratch_database
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = _model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
     providers = provider_settings(anthropic, openai)
-    with scratch_database(os.environ.get("DATABASE_URL") or _embedded_url(), providers):
+    with scratch_database(bench_admin_url(), providers):
         run_bench(args.repeat)
     anthropic.stop()
     openai.stop()
