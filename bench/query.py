@@ -106,7 +106,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--explain",
         action="store_true",
-        help="also where one question's statements spend their time (EXPLAIN ANALYZE, per CTE)",
+        help="also where the statements of one question, and of the question whose keyword statement "
+        "was slowest, spend their time (EXPLAIN ANALYZE, per CTE)",
     )
     parser.add_argument(
         "--ef-sweep",
@@ -514,9 +515,18 @@ def explain(probe: Probe, limits) -> None:
             print(f"  explain, {label} statement: {plan[-1].strip()}")
             for at, line in enumerate(plan[:-1]):
                 cte = re.match(r"\s*CTE (\w+)$", line)
-                done = re.search(r"actual time=[0-9.]+\.\.([0-9.]+)", plan[at + 1]) if cte else None
+                done = (
+                    re.search(r"actual time=[0-9.]+\.\.([0-9.]+) rows=(\d+)", plan[at + 1]) if cte else None
+                )
                 if done:
-                    print(f"    CTE {cte.group(1)}: {float(done.group(1)):.2f} ms, its inputs included")
+                    print(
+                        f"    CTE {cte.group(1)}: {float(done.group(1)):.2f} ms, its inputs included; "
+                        f"{int(done.group(2)):,} rows"
+                    )
+
+
+def p50_p95(values: list[float]) -> str:
+    return f"p50 {statistics.median(values):.1f} ms p95 {percentile(values, 0.95):.1f} ms"
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -561,9 +571,18 @@ def iterative_scans(url: str, probes_: list[Probe], ef_search: int) -> None:
 
     nearest = """SELECT id FROM gb_edges WHERE dataset_id = %(dataset)s AND expired_at IS NULL
                  ORDER BY embedding <=> %(vector)s::vector LIMIT 10"""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT '[1]'::vector")  # loads pgvector, whose settings SHOW then knows
+        planned_ef_search = conn.execute("SHOW hnsw.ef_search").fetchone()[0]
+        dataset_of = {
+            probe.dataset: conn.execute(
+                "SELECT id FROM gb_datasets WHERE user_id = %s AND name = %s", [probe.user_id, probe.dataset]
+            ).fetchone()[0]
+            for probe in probes_
+        }
     settings = {
         "exact": ["SET LOCAL enable_indexscan = off"],
-        "as planned (hnsw.ef_search 40)": [],
+        f"as planned (hnsw.ef_search {planned_ef_search})": [],
         "strict_order": [
             f"SET LOCAL hnsw.ef_search = {ef_search}",
             "SET LOCAL hnsw.iterative_scan = strict_order",
@@ -582,22 +601,20 @@ def iterative_scans(url: str, probes_: list[Probe], ef_search: int) -> None:
                 times_of[mode], found[mode] = [], []
                 for probe in probes_:
                     with conn.transaction():
-                        dataset = conn.execute(
-                            "SELECT id FROM gb_datasets WHERE user_id = %s AND name = %s",
-                            [probe.user_id, probe.dataset],
-                        ).fetchone()[0]
                         for statement in statements:
                             conn.execute(statement)
                         started = time.perf_counter()
-                        rows = conn.execute(nearest, {"dataset": dataset, "vector": probe.vector}).fetchall()
+                        rows = conn.execute(
+                            nearest, {"dataset": dataset_of[probe.dataset], "vector": probe.vector}
+                        ).fetchall()
                         times_of[mode].append((time.perf_counter() - started) * 1000)
                         found[mode].append({row[0] for row in rows})
         wanted = sum(len(rows) for rows in found["exact"])
         for mode, sets in found.items():
             hits = sum(len(got & exact) for got, exact in zip(sets, found["exact"], strict=True))
             print(
-                f"  medium dataset's 10 nearest edges, {mode}: p50 {statistics.median(times_of[mode]):.1f} ms "
-                f"p95 {percentile(times_of[mode], 0.95):.1f} ms, {sum(map(len, sets)) / len(sets):.2f} rows, "
+                f"  medium dataset's 10 nearest edges, {mode}: {p50_p95(times_of[mode])}, "
+                f"{sum(map(len, sets)) / len(sets):.2f} rows, "
                 f"recall vs the exact scan {hits / wanted:.3f}"
             )
 
@@ -644,6 +661,7 @@ def bench_size(admin: str, edges: int, args) -> None:
         "the context statement (sent, run, its rows read into the context)": [],
         "the rest": [],
     }
+    slowest_keyword = (0.0, None)
     for probe in questions[30:]:
         started = time.perf_counter()
         context = run_retrieval(probe, limits)
@@ -651,6 +669,9 @@ def bench_size(admin: str, edges: int, args) -> None:
         times[probe.kind].append(elapsed)
         if probe.kind == "large":
             apart["keyword"].append(context.timings_ms["keyword_seeds"])
+            slowest_keyword = max(
+                slowest_keyword, (context.timings_ms["keyword_seeds"], probe), key=lambda t: t[0]
+            )
             apart["after the embedding"].append(elapsed - context.timings_ms["keyword_seeds"])
             statement = context.timings_ms["search_vectors"]
             after["the context statement (sent, run, its rows read into the context)"].append(statement)
@@ -672,26 +693,15 @@ def bench_size(admin: str, edges: int, args) -> None:
             if kind == "large" and target
             else ""
         )
-        print(
-            f"  retrieval {label}: n={len(values)} p50 {statistics.median(values):.1f} ms "
-            f"p95 {percentile(values, 0.95):.1f} ms max {max(values):.1f} ms{goal}"
-        )
+        print(f"  retrieval {label}: n={len(values)} {p50_p95(values)} max {max(values):.1f} ms{goal}")
     print(
         "  queried dataset, apart: "
-        + ", ".join(
-            f"{label} p50 {statistics.median(values):.1f} ms p95 {percentile(values, 0.95):.1f} ms"
-            for label, values in apart.items()
-            if values
-        )
+        + ", ".join(f"{label} {p50_p95(values)}" for label, values in apart.items() if values)
         + " (the context statement, the COMMIT and the ranking)"
     )
     print(
         "  after the embedding: "
-        + ", ".join(
-            f"{label} p50 {statistics.median(values):.1f} ms p95 {percentile(values, 0.95):.1f} ms"
-            for label, values in after.items()
-            if values
-        )
+        + ", ".join(f"{label} {p50_p95(values)}" for label, values in after.items() if values)
         + " (the rest: the ranking, in Python)"
     )
     print(
@@ -724,6 +734,8 @@ def bench_size(admin: str, edges: int, args) -> None:
     large = [p for p in checked if p.kind == "large"]
     if args.explain and large:
         explain(large[0], limits)
+        print(f"  the question whose keyword statement was slowest: {slowest_keyword[1].question!r}")
+        explain(slowest_keyword[1], limits)
     if args.iterative_scans:
         iterative_scans(url, [p for p in questions if p.kind == "medium"], limits.hnsw_candidates)
     for ef_search in [int(value) for value in args.ef_sweep.split(",") if value.strip()]:
