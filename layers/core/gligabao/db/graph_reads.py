@@ -49,8 +49,8 @@ class KeywordSeeds:
 
 # The entities of the dataset holding some grams (keys of gb_grams, migration 0002) in their name
 # or description, or with one of some name prefixes: ids looked up in the gram and prefix indexes
-# by the functions of migration 0003, which row-level security would otherwise keep from the
-# indexes. Each lookup is a sub-select (cast: an array, not a set), so an InitPlan: called once
+# by the functions of migration 0003 (descriptions: of gb_entity_descriptions, migration 0017),
+# which row-level security would otherwise keep from the indexes. Each lookup is a sub-select (cast: an array, not a set), so an InitPlan: called once
 # per statement whatever the plan (a function in a filter would be called on every row); each
 # condition is one array of ids, and the planner combines their primary-key lookups (BitmapOr)
 # instead of filtering the whole dataset.
