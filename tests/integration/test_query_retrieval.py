@@ -5,12 +5,14 @@ These tests call `retrieve` with the question's vector given, on rows arranged d
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import threading
 from dataclasses import replace
 from datetime import timedelta
 
+import psycopg
 import pytest
 from query_helpers import (
     NOWHERE,
@@ -108,8 +110,9 @@ def test_keyword_seeds_are_exact_beyond_the_most_recent_entities(db):
         "what is it?",
         "acme acme engineer ai",
     ]
-    for window in (1, 3, 7, 12, 20, 500):
-        limits = DEFAULT_LIMITS.model_copy(update={"keyword_window": window})
+    # walk_rows: the gram index only; walks too short to end, then the gram index; walks that end
+    for window, walk_rows in itertools.product((1, 3, 7, 12, 20, 500), (0, 5, 2000)):
+        limits = DEFAULT_LIMITS.model_copy(update={"keyword_window": window, "keyword_walk_rows": walk_rows})
         for question in questions:
             terms, normalized = query_terms(question), " ".join(question.lower().split())
             expected = sorted(
@@ -121,7 +124,7 @@ def test_keyword_seeds_are_exact_beyond_the_most_recent_entities(db):
             )
             expected = [entity_id for score, _, entity_id in expected if score > 0][:10]
 
-            assert retrieved(question, limits=limits).keyword_seeds == expected, (window, question)
+            assert retrieved(question, limits=limits).keyword_seeds == expected, (window, walk_rows, question)
 
 
 @pytest.mark.parametrize(
@@ -216,6 +219,68 @@ def test_older_entities_whose_description_only_looks_like_the_term_take_no_holde
     context = retrieved("which bank?", limits=DEFAULT_LIMITS.model_copy(update={"keyword_window": 3}))
 
     assert context.keyword_seeds == list(reversed(holders))[:10]
+
+
+def gram_index_scans_of_the_keyword_statement(database_url: str, question: str, limits) -> int:
+    """How many times the keyword statement of one retrieval of u1 scanned the description gram
+    index, run again on a connection of its own: a backend reports the counts of its earlier
+    transactions with the current one's until it sends them to the statistics."""
+    keyword_statement, params = statements_of_a_retrieval(question, basis(NOWHERE), limits)[0]
+    with psycopg.connect(database_url) as conn, conn.transaction():
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        conn.execute(keyword_statement, params).fetchall()
+        scans = "SELECT pg_stat_get_xact_numscans('gb_entity_descriptions_grams'::regclass)"
+        return conn.execute(scans).fetchone()[0]
+
+
+def test_a_common_terms_newest_holders_are_walked_in_recency_order_without_the_gram_index(db, database_url):
+    """The window holds 2 of 4 holders of "bank": the term's newest holders lie within the most
+    recently updated entities, which are walked in that order; the gram index is not read."""
+    graph = Graph(db)
+    holders = []
+    for i in range(60):
+        moment = T0 + timedelta(minutes=i)
+        if i % 2:
+            holders.append(graph.entity(f"Holder {i}", "thing", "a bank", embedding=None, updated_at=moment))
+        else:
+            graph.entity(f"Other {i}", "thing", "tea", embedding=None, updated_at=moment)
+    limits = DEFAULT_LIMITS.model_copy(update={"keyword_window": 4})
+
+    seeds = retrieved("which bank?", limits=limits).keyword_seeds
+    walked = gram_index_scans_of_the_keyword_statement(database_url, "which bank?", limits)
+    not_walked = gram_index_scans_of_the_keyword_statement(
+        database_url, "which bank?", limits.model_copy(update={"keyword_walk_rows": 0})
+    )
+
+    assert seeds == list(reversed(holders))[:10]
+    assert walked == 0
+    assert not_walked > 0
+
+
+def test_a_walk_that_ends_before_enough_holders_leaves_them_to_the_gram_index(db, database_url):
+    """The window is full of holders of "bank", but the older ones are rare: the walk of the
+    most recent entities finds too few, and the gram index finds the rest."""
+    graph = Graph(db)
+    old_holders = [
+        graph.entity(f"Old {i}", "thing", "a bank", embedding=None, updated_at=T0 + timedelta(minutes=i))
+        for i in range(30)
+    ]
+    for i in range(200):  # between them and the window: no holder
+        graph.entity(
+            f"Other {i}", "thing", "tea", embedding=None, updated_at=T0 + timedelta(hours=1, minutes=i)
+        )
+    window = [
+        graph.entity(
+            f"New {i}", "thing", "the bank", embedding=None, updated_at=T0 + timedelta(days=1, minutes=i)
+        )
+        for i in range(4)
+    ]
+    limits = DEFAULT_LIMITS.model_copy(update={"keyword_window": 4, "keyword_walk_rows": 100})
+
+    seeds = retrieved("which bank?", limits=limits).keyword_seeds
+
+    assert seeds == [*reversed(window), *reversed(old_holders)][:10]
+    assert gram_index_scans_of_the_keyword_statement(database_url, "which bank?", limits) > 0
 
 
 # --- 2. similarity ------------------------------------------------------------------------------

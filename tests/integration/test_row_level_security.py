@@ -242,6 +242,8 @@ def test_the_keyword_lookups_find_nothing_in_another_users_dataset(db, database_
         ("gb_entities_named", [["ali"]]),
         ("gb_entities_described", [["eng"]]),
         ("gb_entities_described", [["eng"], 10, "eng"]),
+        ("gb_entities_recently_described", [["eng"], 1, "eng", 100]),  # found by the walk
+        ("gb_entities_recently_described", [["eng"], 10, "eng", 100]),  # the walk finds too few
         ("gb_entities_name_prefixed", [["alice"]]),
     )
 
@@ -254,8 +256,8 @@ def test_the_keyword_lookups_find_nothing_in_another_users_dataset(db, database_
                 for function, arguments in lookups
             ]
 
-    assert [len(ids) for ids in found("u2")] == [1, 1, 1, 1]  # the owner finds Alice each way
-    assert found("u1") == [[], [], [], []]
+    assert [len(ids) for ids in found("u2")] == [1] * 6  # the owner finds Alice each way
+    assert found("u1") == [[]] * 6
 
 
 def test_the_keyword_statement_calls_each_lookup_once_and_reads_the_rows_it_names(db, database_url):

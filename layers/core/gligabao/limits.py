@@ -132,6 +132,11 @@ class Limits(BaseModel):
     # statement p50 6.0 -> 4.0 ms at 100k edges, 9-10 -> 6.4 ms at 1M; 100 made the 1M p95 worse:
     # `GB_KEYWORD_WINDOW=250 bench/query.py`, README "Performance").
     keyword_window: int = Field(250, gt=0, description="most recently updated entities all keyword-scored")
+    # A common term's newest holders: walked in recency order instead of sorting all of them when
+    # the window says they lie within half of this (0: never walked; README "Performance").
+    keyword_walk_rows: int = Field(
+        2000, ge=0, description="most recently updated entities walked for a common term's newest holders"
+    )
     exact_scan_max_rows: int = Field(1000, ge=0, description="an index this small is scanned exactly")
     hnsw_candidates: int = Field(64, gt=0, description="rows taken from an HNSW index (hnsw.ef_search)")
 

@@ -49,13 +49,15 @@ class KeywordSeeds:
 
 # The entities of the dataset holding some grams (keys of gb_grams, migration 0002) in their name
 # or description, or with one of some name prefixes: ids looked up in the gram and prefix indexes
-# by the functions of migration 0003 (descriptions: of gb_entity_descriptions, migration 0017),
-# which row-level security would otherwise keep from the indexes. Each lookup is a sub-select (cast: an array, not a set), so an InitPlan: called once
+# by the functions of migration 0003 (descriptions: of gb_entity_descriptions, migration 0017;
+# the newest holders of a term: 0018), which row-level security would otherwise keep from the
+# indexes. Each lookup is a sub-select (cast: an array, not a set), so an InitPlan: called once
 # per statement whatever the plan (a function in a filter would be called on every row); each
 # condition is one array of ids, and the planner combines their primary-key lookups (BitmapOr)
 # instead of filtering the whole dataset.
 _NAMED = "(SELECT gb_entities_named((SELECT id FROM dataset), "
 _DESCRIBED = "e.id = ANY((SELECT gb_entities_described((SELECT id FROM dataset), "
+_RECENTLY_DESCRIBED = "e.id = ANY((SELECT gb_entities_recently_described((SELECT id FROM dataset), "
 _NAME_PREFIXED = "(SELECT gb_entities_name_prefixed((SELECT id FROM dataset), "
 
 # Arms of one OR of description-gram conditions at most; past it, a looser (still exact) OR is used.
@@ -74,6 +76,7 @@ def keyword_seeds(
     limit: int,
     window: int,
     ef_search: int,
+    walk_rows: int = DEFAULT_LIMITS.keyword_walk_rows,
     whole_name_score: int = DEFAULT_LIMITS.whole_name_score,
     term_in_name_score: int = DEFAULT_LIMITS.term_in_name_score,
     term_in_description_score: int = DEFAULT_LIMITS.term_in_description_score,
@@ -92,8 +95,11 @@ def keyword_seeds(
       the window, which holds the most recently updated ones). Those are found by the description
       gram index: any two terms or any three terms, all of them; when one term is enough, only
       the `limit` most recently updated holders of each term (migration 0016: the others holding
-      one term have `limit` better entities above them). A term common enough to make a search
-      large also fills the window with matches, which raises the number of terms needed.
+      one term have `limit` better entities above them); where the window held enough of a
+      term's holders for its `limit` newest to lie within the `walk_rows` most recently updated
+      entities (twice over), those are walked first (migration 0018). A term common enough to
+      make a search large also fills the window with matches, which raises the number of terms
+      needed.
     """
     params: dict[str, object] = {
         "user_id": user_id,
@@ -103,6 +109,7 @@ def keyword_seeds(
         "prefixes": name_prefixes,
         "limit": limit,
         "window": window,
+        "walk_rows": walk_rows,
         "terms": len(terms),
         "whole_name_score": whole_name_score,
         "term_in_name_score": term_in_name_score,
@@ -127,9 +134,18 @@ def keyword_seeds(
     if len(triples) > MAX_DESCRIPTION_ARMS:
         triples = pairs  # a superset: the exact score filters it
     recent_singles = [
-        f"{_DESCRIBED}%(g{i})s::text[], %(limit)s::integer, %(t{i})s::text))::bigint[])"
+        f"{_RECENTLY_DESCRIBED}%(g{i})s::text[], %(limit)s::integer, %(t{i})s::text,"
+        f" (SELECT walk{i} FROM walks)))::bigint[])"
         for i in range(len(terms))
     ]
+    holds = "".join(f", strpos(l.description, %(t{i})s) > 0 AS holds{i}" for i in range(len(terms)))
+    # Walk a term's newest holders when the window's share of them says the walk ends within
+    # half of `walk_rows`; 0: the gram index.
+    walks = ", ".join(
+        f"CASE WHEN 2 * %(limit)s::bigint * count(*) <= %(walk_rows)s::bigint * count(*) FILTER (WHERE holds{i})"
+        f" THEN %(walk_rows)s::integer ELSE 0 END AS walk{i}"
+        for i in range(len(terms))
+    )
     older = "\n            UNION ALL\n".join(
         _older_entities(arms, condition, score_sql)
         for arms, condition in ((recent_singles, "= 1"), (pairs, "IN (1, 2)"), (triples, ">= 3"))
@@ -149,7 +165,7 @@ def keyword_seeds(
               AND e.dataset_id = (SELECT id FROM dataset)
         ),
         recent AS MATERIALIZED (
-            SELECT e.id, e.updated_at, {score_sql} AS score
+            SELECT e.id, e.updated_at, {score_sql} AS score{holds}
             FROM (SELECT e.id, e.updated_at, e.normalized_name, e.description
                   FROM (SELECT entity_id FROM gb_entity_recency  -- the recency index, kept by triggers
                         WHERE dataset_id = (SELECT id FROM dataset)
@@ -183,6 +199,9 @@ def keyword_seeds(
                 ELSE ((SELECT to_take FROM last_place) + %(term_in_description_score)s::integer - 1)
                      / %(term_in_description_score)s::integer
             END AS terms
+        ),
+        walks AS MATERIALIZED (
+            SELECT {walks} FROM recent
         ),
         older AS MATERIALIZED (
             SELECT * FROM (

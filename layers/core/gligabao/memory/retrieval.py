@@ -165,6 +165,7 @@ def retrieve(
         name_prefixes=name_prefix_keys(normalized_question),
         limit=limits.keyword_seeds,
         window=limits.keyword_window,
+        walk_rows=limits.keyword_walk_rows,
         ef_search=limits.hnsw_candidates,
         whole_name_score=limits.whole_name_score,
         term_in_name_score=limits.term_in_name_score,
