@@ -95,11 +95,11 @@ def keyword_seeds(
       the window, which holds the most recently updated ones). Those are found by the description
       gram index: any two terms or any three terms, all of them; when one term is enough, only
       the `limit` most recently updated holders of each term (migration 0016: the others holding
-      one term have `limit` better entities above them); where the window held enough of a
-      term's holders for its `limit` newest to lie within the `walk_rows` most recently updated
-      entities (twice over), those are walked first (migration 0018). A term common enough to
-      make a search large also fills the window with matches, which raises the number of terms
-      needed.
+      one term have `limit` better entities above them); where the window's share of a term's
+      holders says that its `limit` newest lie within half of the `walk_rows` most recently
+      updated entities, those are walked in recency order first (migration 0018). A term common
+      enough to make a search large also fills the window with matches, which raises the number
+      of terms needed.
     """
     params: dict[str, object] = {
         "user_id": user_id,
