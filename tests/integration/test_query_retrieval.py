@@ -27,6 +27,7 @@ from query_helpers import (
 from sql_counting import RecordingConnection, counting_round_trips
 
 from gligabao import bootstrap
+from gligabao.db.connection import register_vector
 from gligabao.errors import NotFound
 from gligabao.memory.retrieval import DEFAULT_LIMITS, query_terms, retrieve
 
@@ -221,16 +222,12 @@ def test_older_entities_whose_description_only_looks_like_the_term_take_no_holde
     assert context.keyword_seeds == list(reversed(holders))[:10]
 
 
-def gram_index_scans_of_the_keyword_statement(database_url: str, question: str, limits) -> int:
-    """How many times the keyword statement of one retrieval of u1 scanned the description gram
-    index, run again on a connection of its own: a backend reports the counts of its earlier
-    transactions with the current one's until it sends them to the statistics."""
-    keyword_statement, params = statements_of_a_retrieval(question, basis(NOWHERE), limits)[0]
-    with psycopg.connect(database_url) as conn, conn.transaction():
-        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
-        conn.execute(keyword_statement, params).fetchall()
-        scans = "SELECT pg_stat_get_xact_numscans('gb_entity_descriptions_grams'::regclass)"
-        return conn.execute(scans).fetchone()[0]
+def gram_index_scans(database_url: str, question: str, limits) -> int:
+    """How many times one retrieval of u1 scanned the description gram index."""
+    scans = index_scans_of_a_retrieval(
+        database_url, question, basis(NOWHERE), limits, ["gb_entity_descriptions_grams"]
+    )
+    return scans["gb_entity_descriptions_grams"]
 
 
 def test_a_common_terms_newest_holders_are_walked_in_recency_order_without_the_gram_index(db, database_url):
@@ -247,8 +244,8 @@ def test_a_common_terms_newest_holders_are_walked_in_recency_order_without_the_g
     limits = DEFAULT_LIMITS.model_copy(update={"keyword_window": 4})
 
     seeds = retrieved("which bank?", limits=limits).keyword_seeds
-    walked = gram_index_scans_of_the_keyword_statement(database_url, "which bank?", limits)
-    not_walked = gram_index_scans_of_the_keyword_statement(
+    walked = gram_index_scans(database_url, "which bank?", limits)
+    not_walked = gram_index_scans(
         database_url, "which bank?", limits.model_copy(update={"keyword_walk_rows": 0})
     )
 
@@ -280,7 +277,7 @@ def test_a_walk_that_ends_before_enough_holders_leaves_them_to_the_gram_index(db
     seeds = retrieved("which bank?", limits=limits).keyword_seeds
 
     assert seeds == [*reversed(window), *reversed(old_holders)][:10]
-    assert gram_index_scans_of_the_keyword_statement(database_url, "which bank?", limits) > 0
+    assert gram_index_scans(database_url, "which bank?", limits) > 0
 
 
 # --- 2. similarity ------------------------------------------------------------------------------
@@ -533,18 +530,26 @@ def statements_of_a_retrieval(question: str, vector: list[float], limits) -> lis
     return recording.sent
 
 
-def scans_of_a_retrieval(question: str, vector: list[float], limits) -> dict[str, int]:
-    """How many times one retrieval scanned each HNSW index: what `retrieve` sends, run again in
-    one transaction of the user that then reads its own counters."""
+def index_scans_of_a_retrieval(
+    database_url: str, question: str, vector: list[float], limits, indexes: list[str]
+) -> dict[str, int]:
+    """How many times one retrieval of u1 scanned each of `indexes`: what `retrieve` sends, run
+    again in a transaction of a new connection, which then reads its own counters (a connection
+    reports the counts of its earlier transactions with the current one's until it sends them to
+    the statistics, at most once a second)."""
     sent = statements_of_a_retrieval(question, vector, limits)
-    with bootstrap.bundle().database.transaction("u1", "main") as uow:
+    with psycopg.connect(database_url) as conn, conn.transaction():
+        register_vector(conn)
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
         for query, params in sent:
-            uow.conn.execute(query, params).fetchall()
-        scans = "SELECT pg_stat_get_xact_numscans(%s::regclass) AS n"
-        return {name: uow.conn.execute(scans, [name]).fetchone()["n"] for name in HNSW_INDEXES}
+            conn.execute(query, params).fetchall()
+        scans = "SELECT pg_stat_get_xact_numscans(%s::regclass)"
+        return {name: conn.execute(scans, [name]).fetchone()[0] for name in indexes}
 
 
-def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_hnsw_indexes(db):
+def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_hnsw_indexes(
+    db, database_url
+):
     # pgvector 0.8 prices a sequential scan of rows whose vectors are stored out of line (TOAST)
     # below an HNSW scan: left to itself, the planner reads every vector of the table instead.
     graph = Graph(db)
@@ -555,7 +560,7 @@ def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_
     for i in range(12):
         graph.chunk(text, i, f"part {i}", f"summary {i}", embedding=near(0.8, away=40 + i))
 
-    scans = scans_of_a_retrieval("xyzzy?", Q, TINY)
+    scans = index_scans_of_a_retrieval(database_url, "xyzzy?", Q, TINY, list(HNSW_INDEXES))
 
     assert [name for name in HNSW_INDEXES if scans[name] == 0] == []
 
