@@ -110,9 +110,12 @@ def test_keyword_seeds_are_exact_beyond_the_most_recent_entities(db):
         "Bob",
         "what is it?",
         "acme acme engineer ai",
+        "music in the garden?",  # terms in no name: one term can be enough for an older entity
+        "berlin",
     ]
-    # walk_rows: the gram index only; walks too short to end, then the gram index; walks that end
-    for window, walk_rows in itertools.product((1, 3, 7, 12, 20, 500), (0, 5, 2000)):
+    # walk_rows 0: the gram index only; 20: walks too short to end here, then the gram index; 2000:
+    # walks that end (each path taken on these data)
+    for window, walk_rows in itertools.product((1, 3, 7, 12, 20, 500), (0, 20, 2000)):
         limits = DEFAULT_LIMITS.model_copy(update={"keyword_window": window, "keyword_walk_rows": walk_rows})
         for question in questions:
             terms, normalized = query_terms(question), " ".join(question.lower().split())
