@@ -4,14 +4,17 @@
 -- A common word of a question ("bank") is held by thousands of descriptions, and the keyword
 -- statement sorts all of its holders to find the most recently updated ones (migration 0016).
 -- In gb_entities each holder is a page read: its rows are wide (the vector, inline when it is
--- small) and half of each page is left free for touches (migration 0010). In the million-edge
--- benchmark the 15,919 holders of "bank" were on 15,082 pages (31 ms). Here a row is the
--- description, lowercased, with the entity's dataset and updated_at: about 70 rows a full page.
+-- small) and half of each page is left free for touches (migration 0010): under EXPLAIN
+-- (ANALYZE, BUFFERS), by hand, the million-edge benchmark's 15,919 holders of "bank" were on 15,082
+-- pages (31 ms). Here a row is the description, lowercased, with the entity's dataset and
+-- updated_at: about 70 rows a full page.
 --
 -- Kept by triggers, as gb_entity_recency (migration 0009). updated_at is in no index of this
 -- table, and half of each page is left free (as in gb_entities, migration 0010), so a touch (a
 -- remember mentioning a known entity) stays a HOT update that writes no gram of the description
--- again. Measured on that benchmark's 250,000 entities: "bank" in 9.5 ms (7.1 ms with full pages).
+-- again (in gb_entity_recency, whose index holds updated_at, every touch would write them all
+-- again). The same lookup of "bank" on a copy of this table, by hand: 9.5 ms (7.1 ms with full
+-- pages). bench/query.py --explain measures the keyword statement it serves (README, Performance).
 CREATE TABLE gb_entity_descriptions (
     entity_id         bigint PRIMARY KEY REFERENCES gb_entities (id) ON DELETE CASCADE,
     dataset_id        bigint NOT NULL REFERENCES gb_datasets (id) ON DELETE CASCADE,
