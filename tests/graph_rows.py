@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import psycopg
 from conftest import count_rows
+
+from gligabao.settings import Settings
 
 # The tables remember writes its graph to (every table but gb_inferences and gb_trajectories).
 GRAPH_TABLES = (
@@ -95,3 +100,23 @@ def add_edge(
 
 def _vector(values) -> str | None:
     return None if values is None else "[" + ",".join(str(float(v)) for v in values) + "]"
+
+
+@contextlib.contextmanager
+def full_precision_index(db, table: str, column: str) -> Iterator[str]:
+    """Inside, `table`'s vector index of `column` is the full-precision one of before migration
+    0019 (as on a table that migration left to be rebuilt by hand); yields its name. The database
+    outlives the test: the half-precision index is back afterwards."""
+    name = f"{table}_{column}"
+    db.execute(f"DROP INDEX {name}_half")
+    db.execute(
+        f"CREATE INDEX {name} ON {table} USING hnsw ({column} vector_cosine_ops) WITH (m = 16, ef_construction = 128)"
+    )
+    try:
+        yield name
+    finally:
+        db.execute(f"DROP INDEX IF EXISTS {name}")
+        db.execute(
+            f"CREATE INDEX IF NOT EXISTS {name}_half ON {table} USING hnsw "
+            f"(({column}::halfvec({Settings().embedding_dimensions})) halfvec_cosine_ops) WITH (m = 16, ef_construction = 128)"
+        )

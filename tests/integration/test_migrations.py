@@ -4,7 +4,7 @@ import random
 
 import psycopg
 import pytest
-from graph_rows import add_artifact, add_dataset, add_edge, add_entity
+from graph_rows import add_artifact, add_dataset, add_edge, add_entity, full_precision_index
 
 from gligabao.db.migrate import (
     EmbeddingSizeChanged,
@@ -41,16 +41,18 @@ def test_every_table_of_the_spec_exists(db):
     } <= tables
 
 
-def test_the_four_vector_columns_have_hnsw_cosine_indexes(db):
+def test_the_four_vector_columns_have_hnsw_cosine_indexes_of_half_precision_vectors(db):
     indexes = {row[0] for row in db.execute("SELECT indexdef FROM pg_indexes WHERE indexdef LIKE '%hnsw%'")}
+    size = Settings().embedding_dimensions
 
     for column in (
-        "gb_entities USING hnsw (embedding vector_cosine_ops)",
-        "gb_edges USING hnsw (embedding vector_cosine_ops)",
-        "gb_artifacts USING hnsw (embedding vector_cosine_ops)",
-        "gb_artifacts USING hnsw (summary_embedding vector_cosine_ops)",
+        f"gb_entities USING hnsw (((embedding)::halfvec({size})) halfvec_cosine_ops)",
+        f"gb_edges USING hnsw (((embedding)::halfvec({size})) halfvec_cosine_ops)",
+        f"gb_artifacts USING hnsw (((embedding)::halfvec({size})) halfvec_cosine_ops)",
+        f"gb_artifacts USING hnsw (((summary_embedding)::halfvec({size})) halfvec_cosine_ops)",
     ):
         assert any(column in index for index in indexes), column
+    assert len(indexes) == 4  # the full-precision ones are gone
 
 
 def test_entity_names_are_unique_per_dataset(db):
@@ -144,47 +146,45 @@ def test_the_vector_indexes_are_built_with_ef_construction_128(db):
     assert hnsw_build_options(db) == {
         name: ["m=16", "ef_construction=128"]
         for name in (
-            "gb_edges_embedding",
-            "gb_entities_embedding",
-            "gb_artifacts_embedding",
-            "gb_artifacts_summary_embedding",
+            "gb_edges_embedding_half",
+            "gb_entities_embedding_half",
+            "gb_artifacts_embedding_half",
+            "gb_artifacts_summary_embedding_half",
         )
     }
 
 
-def test_the_rebuild_leaves_an_index_over_50000_rows_to_be_rebuilt_by_hand_and_logs_it(db, caplog):
-    """The migrate function's time holds no rebuild of a large index: that one keeps its build."""
+def test_a_table_over_50000_rows_keeps_its_full_precision_index_and_the_deploy_log_says_so(db, caplog):
+    """Migration 0019 (as 0012 did): the migrate function's time holds no build of a large index.
+    Migration 0012 cannot run again once 0019 has replaced the indexes it rebuilt; this is its
+    test's successor."""
     dataset = add_dataset(db, "u1")
-    db.execute("DROP INDEX gb_entities_embedding")
-    db.execute("CREATE INDEX gb_entities_embedding ON gb_entities USING hnsw (embedding vector_cosine_ops)")
     db.execute(
         """INSERT INTO gb_entities (dataset_id, name, normalized_name, type, description)
            SELECT %s, 'e' || i, 'e' || i, 'thing', '' FROM generate_series(1, 50001) AS i""",
         [dataset],
     )
-    db.execute("DELETE FROM gb_schema_migrations WHERE version = 12")
-    try:
-        assert migrate(db, Settings().embedding_dimensions) == ["0012_hnsw_build_quality"]
+    with full_precision_index(db, "gb_entities", "embedding"):
+        db.execute("DELETE FROM gb_schema_migrations WHERE version = 19")
 
-        options = hnsw_build_options(db)
-        assert options["gb_entities_embedding"] is None  # left as it was: pgvector's defaults
-        assert options["gb_edges_embedding"] == ["m=16", "ef_construction=128"]
+        assert migrate(db, Settings().embedding_dimensions) == ["0019_half_precision_indexes"]
+
+        assert set(hnsw_build_options(db)) == {
+            "gb_entities_embedding",  # kept, with its rows
+            "gb_edges_embedding_half",
+            "gb_artifacts_embedding_half",
+            "gb_artifacts_summary_embedding_half",
+        }
         assert [
             (r.name, r.levelname, r.getMessage()) for r in caplog.records if r.name == "gligabao.db.migrate"
         ] == [
             (
                 "gligabao.db.migrate",
                 "WARNING",
-                "gligabao: gb_entities keeps its HNSW index gb_entities_embedding (over 50,000 rows): "
-                "rebuild it with ef_construction 128 by hand",
+                "gligabao: gb_entities keeps its full-precision HNSW index gb_entities_embedding "
+                "(over 50,000 rows): build gb_entities_embedding_half by hand",
             )
         ]
-    finally:  # the database outlives the test: its index as the migrations leave it
-        db.execute("DROP INDEX gb_entities_embedding")
-        db.execute(
-            "CREATE INDEX gb_entities_embedding ON gb_entities USING hnsw (embedding vector_cosine_ops)"
-            " WITH (m = 16, ef_construction = 128)"
-        )
 
 
 def toast_chunks(db, table: str) -> int:

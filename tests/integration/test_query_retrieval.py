@@ -5,6 +5,7 @@ These tests call `retrieve` with the question's vector given, on rows arranged d
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import re
@@ -14,6 +15,7 @@ from datetime import timedelta
 
 import psycopg
 import pytest
+from graph_rows import full_precision_index
 from query_helpers import (
     NOWHERE,
     T0,
@@ -518,10 +520,16 @@ def test_a_large_dataset_is_searched_through_the_index(db):
 
 
 HNSW_INDEXES = (
-    "gb_entities_embedding",
-    "gb_edges_embedding",
-    "gb_artifacts_embedding",
-    "gb_artifacts_summary_embedding",
+    "gb_entities_embedding_half",
+    "gb_edges_embedding_half",
+    "gb_artifacts_embedding_half",
+    "gb_artifacts_summary_embedding_half",
+)
+FULL_PRECISION = (
+    ("gb_entities", "embedding"),
+    ("gb_edges", "embedding"),
+    ("gb_artifacts", "embedding"),
+    ("gb_artifacts", "summary_embedding"),
 )
 
 
@@ -566,6 +574,36 @@ def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_
     scans = index_scans_of_a_retrieval(database_url, "xyzzy?", Q, TINY, list(HNSW_INDEXES))
 
     assert [name for name in HNSW_INDEXES if scans[name] == 0] == []
+
+
+def test_tables_left_with_their_full_precision_indexes_are_searched_through_them_alike(db, database_url):
+    """A table migration 0019 left to be rebuilt by hand (over 50,000 rows) keeps its full-precision
+    index: the searches read that one, and find what the half-precision ones find."""
+    graph = Graph(db)
+    people = [graph.entity(f"Person {i}", embedding=near(0.95 - i / 50, away=1 + i)) for i in range(12)]
+    for i in range(12):
+        graph.edge(people[i], people[(i + 1) % 12], "knows", embedding=near(0.95 - i / 50, away=20 + i))
+    text = graph.text("a long text")
+    for i in range(12):
+        graph.chunk(text, i, f"part {i}", f"summary {i}", embedding=near(0.95 - i / 50, away=40 + i))
+    half = retrieved("xyzzy?", Q, limits=TINY)
+
+    with contextlib.ExitStack() as swapped:
+        full = [
+            swapped.enter_context(full_precision_index(db, table, column)) for table, column in FULL_PRECISION
+        ]
+        scans = index_scans_of_a_retrieval(database_url, "xyzzy?", Q, TINY, full)
+        again = retrieved("xyzzy?", Q, limits=TINY)
+
+    assert [name for name in full if scans[name] == 0] == []
+    assert (again.similarity_seeds, again.edges, again.passages, again.search_paths) == (
+        half.similarity_seeds,
+        half.edges,
+        half.passages,
+        half.search_paths,
+    )
+    assert half.passages and half.edges
+    assert half.similarity_seeds == people[:10]
 
 
 # --- users, datasets, round trips -----------------------------------------------------------------

@@ -150,6 +150,22 @@ def read_filled_artifact(cursor: psycopg.Cursor) -> list[int] | None:
     return None if row["id"] is None else list(row["chunk_ids"])
 
 
+def _nearest_first(select: str, half_index: str, column: str, to: str, limit: str) -> str:
+    """`select` (a SELECT ... WHERE ...) in the order of its `column`'s distance to `to`, its first
+    `limit` rows: ordered by the half-precision vectors when the half-precision index `half_index`
+    is there and valid (migration 0019), else by the full ones, so that the planner may read
+    whichever index the table has. Only one of the two branches runs."""
+    ready = f"(SELECT gb_half_index_ready('{half_index}'))"
+    return f"""(
+            ({select}
+              AND {ready}
+            ORDER BY gb_half({column}) <=> gb_half({to}) LIMIT {limit})
+            UNION ALL
+            ({select}
+              AND NOT {ready}
+            ORDER BY {column} <=> {to} LIMIT {limit}))"""
+
+
 # The stored entity each (name, vector) of `i` is: the same normalized name, else the nearest
 # vector whose cosine is at least the threshold, among the entities whose name could be the same
 # (one name a short form of the other: migration 0011, found by the name keys of migration 0015)
@@ -159,24 +175,36 @@ _MATCH_TEMPLATE = """
         FROM unnest(%(names)s::text[], %(embeddings)b::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
         LEFT JOIN gb_entities by_name
                ON by_name.dataset_id = %(dataset_id)s AND by_name.normalized_name = i.normalized_name
-        LEFT JOIN LATERAL (
+        LEFT JOIN LATERAL {nearest} by_vector ON true
+        WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
+"""
+_MATCH_CANDIDATES = """
             SELECT e.id
             FROM {candidates}
             WHERE by_name.id IS NULL AND e.dataset_id = %(dataset_id)s AND e.embedding IS NOT NULL
               AND 1 - (e.embedding <=> i.embedding) >= %(threshold)s
-              {name_guard}
-            ORDER BY e.embedding <=> i.embedding
-            LIMIT 1
-        ) by_vector ON true
-        WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
-"""
+              {name_guard}"""
 _MATCH_SQL = {
+    # A few candidates by their name keys: compared exactly.
     True: _MATCH_TEMPLATE.format(
-        candidates="""unnest(gb_entities_could_be(%(dataset_id)s, i.normalized_name)) AS c(id)
+        nearest="("
+        + _MATCH_CANDIDATES.format(
+            candidates="""unnest(gb_entities_could_be(%(dataset_id)s, i.normalized_name)) AS c(id)
                  JOIN gb_entities e ON e.id = c.id""",
-        name_guard="AND gb_could_be_one_entity(e.normalized_name, i.normalized_name)",
+            name_guard="AND gb_could_be_one_entity(e.normalized_name, i.normalized_name)",
+        )
+        + " ORDER BY e.embedding <=> i.embedding LIMIT 1)"
     ),
-    False: _MATCH_TEMPLATE.format(candidates="gb_entities e", name_guard=""),
+    # All the dataset's entities: the planner may read the vector index.
+    False: _MATCH_TEMPLATE.format(
+        nearest=_nearest_first(
+            _MATCH_CANDIDATES.format(candidates="gb_entities e", name_guard=""),
+            "gb_entities_embedding_half",
+            "e.embedding",
+            "i.embedding",
+            "1",
+        )
+    ),
 }
 
 
@@ -406,6 +434,18 @@ def send_live_edges(
     )
 
 
+_NEAREST_LIVE_EDGES = _nearest_first(
+    """
+                SELECT id, embedding <=> n.embedding AS distance
+                FROM gb_edges
+                WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL AND embedding IS NOT NULL""",
+    "gb_edges_embedding_half",
+    "embedding",
+    "n.embedding",
+    "%(limit)s",
+)
+
+
 def candidate_edges(
     conn: psycopg.Connection,
     dataset_id: int,
@@ -448,13 +488,7 @@ def send_candidate_edges(
         near_vector AS (
             SELECT near.id
             FROM new_fact n
-            CROSS JOIN LATERAL (
-                SELECT id, embedding <=> n.embedding AS distance
-                FROM gb_edges
-                WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL AND embedding IS NOT NULL
-                ORDER BY embedding <=> n.embedding
-                LIMIT %(limit)s
-            ) near
+            CROSS JOIN LATERAL {_NEAREST_LIVE_EDGES} near
             WHERE 1 - near.distance >= %(threshold)s
         ),
         candidate AS (

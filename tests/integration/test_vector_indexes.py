@@ -1,0 +1,56 @@
+"""Remember's vector searches read the half-precision indexes of migration 0019, or the
+full-precision ones a large table keeps until they are rebuilt by hand, and find the same rows."""
+
+from __future__ import annotations
+
+import psycopg
+from graph_rows import full_precision_index
+from psycopg.rows import dict_row
+from query_helpers import Graph
+from remember_helpers import unit, with_cosine
+
+from gligabao.db import graph_writes
+from gligabao.db.connection import register_vector
+
+
+def remember_searches(database_url: str, dataset_id: int, indexes: list[str]) -> tuple[list, list, dict]:
+    """The candidate facts and the entity matched (name guard off) for a new fact at unit(0), with
+    the planner left no other way to order rows by distance than an index (on tables as small as
+    these it would rather sort them, which proves nothing about the index); and how many times
+    each of `indexes` was scanned, read on a connection of its own."""
+    with psycopg.connect(database_url, row_factory=dict_row) as conn, conn.transaction():
+        register_vector(conn)
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
+            conn.execute(f"SET LOCAL {setting} = off")
+        candidates = graph_writes.candidate_edges(conn, dataset_id, [], [unit(0)], threshold=0.5, limit=3)
+        matched = graph_writes.match_entities(
+            conn, dataset_id, ["nobody"], [unit(0)], threshold=0.5, name_guard=False
+        )
+        scans = "SELECT pg_stat_get_xact_numscans(%s::regclass) AS n"
+        return (
+            [edge.id for edge in candidates],
+            matched,
+            {name: conn.execute(scans, [name]).fetchone()["n"] for name in indexes},
+        )
+
+
+def test_the_searches_of_remember_read_whichever_index_the_table_has_and_find_the_same_rows(db, database_url):
+    graph = Graph(db)
+    people = [graph.entity(f"Person {i}", embedding=with_cosine(0.9 - i / 20)) for i in range(6)]
+    facts = [
+        graph.edge(people[i], people[(i + 1) % 6], "knows", embedding=with_cosine(0.95 - i / 20))
+        for i in range(6)
+    ]
+    half_indexes = ["gb_edges_embedding_half", "gb_entities_embedding_half"]
+
+    half = remember_searches(database_url, graph.dataset_id, half_indexes)
+    with (
+        full_precision_index(db, "gb_edges", "embedding") as edges,
+        full_precision_index(db, "gb_entities", "embedding") as entities,
+    ):
+        full = remember_searches(database_url, graph.dataset_id, [edges, entities])
+
+    assert half[:2] == full[:2] == (facts[:3], [people[0]])
+    assert half[2] == {name: 1 for name in half_indexes}  # one new fact, one new name: one scan each
+    assert full[2] == {"gb_edges_embedding": 1, "gb_entities_embedding": 1}
