@@ -184,16 +184,15 @@ _MATCH_CANDIDATES = """
             WHERE by_name.id IS NULL AND e.dataset_id = %(dataset_id)s AND e.embedding IS NOT NULL
               AND 1 - (e.embedding <=> i.embedding) >= %(threshold)s
               {name_guard}"""
-_MATCH_SQL = {
-    # A few candidates by their name keys: compared exactly.
-    True: _MATCH_TEMPLATE.format(
-        nearest="("
-        + _MATCH_CANDIDATES.format(
-            candidates="""unnest(gb_entities_could_be(%(dataset_id)s, i.normalized_name)) AS c(id)
+_GUARDED_CANDIDATES = _MATCH_CANDIDATES.format(
+    candidates="""unnest(gb_entities_could_be(%(dataset_id)s, i.normalized_name)) AS c(id)
                  JOIN gb_entities e ON e.id = c.id""",
-            name_guard="AND gb_could_be_one_entity(e.normalized_name, i.normalized_name)",
-        )
-        + " ORDER BY e.embedding <=> i.embedding LIMIT 1)"
+    name_guard="AND gb_could_be_one_entity(e.normalized_name, i.normalized_name)",
+)
+_MATCH_SQL = {
+    # The few entities the name keys find: compared exactly.
+    True: _MATCH_TEMPLATE.format(
+        nearest=f"({_GUARDED_CANDIDATES} ORDER BY e.embedding <=> i.embedding LIMIT 1)"
     ),
     # All the dataset's entities: the planner may read the vector index.
     False: _MATCH_TEMPLATE.format(
