@@ -54,3 +54,48 @@ def test_the_searches_of_remember_read_whichever_index_the_table_has_and_find_th
     assert half[:2] == full[:2] == (facts[:3], [people[0]])
     assert half[2] == {name: 1 for name in half_indexes}  # one new fact, one new name: one scan each
     assert full[2] == {"gb_edges_embedding": 1, "gb_entities_embedding": 1}
+
+
+def gated_branches_that_ran(conn, query, params) -> list[bool]:
+    """For each branch of `query` behind a one-time filter (migration 0019's gate on which index
+    is there), whether it ran: EXPLAIN ANALYZE of the statement as sent."""
+    plan = conn.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) " + query, params)
+    ran = []
+
+    def walk(node: dict) -> None:
+        if "One-Time Filter" in node:
+            ran.append(any(child["Actual Loops"] > 0 for child in node.get("Plans", [])))
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(plan.fetchone()["QUERY PLAN"][0]["Plan"])
+    return ran
+
+
+def test_only_one_of_the_two_orders_of_a_remember_search_runs(db, database_url, monkeypatch):
+    """The branch for the index that is not there would sort every row of the dataset by its
+    distance, for every new fact: it is planned, and never run."""
+    graph = Graph(db)
+    alice, bob = graph.entity("Alice", embedding=with_cosine(0.9)), graph.entity("Bob", embedding=unit(2))
+    graph.edge(alice, bob, "knows", embedding=with_cosine(0.95))
+    sent = []
+    execute = psycopg.Cursor.execute
+
+    def recording(cursor, query, params=None, **kwargs):
+        if "gb_half_index_ready" in str(query):
+            sent.append((query, params))
+        return execute(cursor, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recording)
+    with psycopg.connect(database_url, row_factory=dict_row) as conn, conn.transaction():
+        register_vector(conn)
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        graph_writes.candidate_edges(conn, graph.dataset_id, [], [unit(0), unit(1)], threshold=0.5, limit=3)
+        graph_writes.match_entities(
+            conn, graph.dataset_id, ["carol", "dave"], [unit(0), unit(1)], threshold=0.5, name_guard=False
+        )
+        monkeypatch.undo()
+        ran = [gated_branches_that_ran(conn, query, params) for query, params in sent]
+
+    assert len(ran) == 2  # the candidate facts, the entity match
+    assert [sorted(branches) for branches in ran] == [[False, True], [False, True]]
