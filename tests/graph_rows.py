@@ -118,5 +118,5 @@ def full_precision_index(db, table: str, column: str) -> Iterator[str]:
         db.execute(f"DROP INDEX IF EXISTS {name}")
         db.execute(
             f"CREATE INDEX IF NOT EXISTS {name}_half ON {table} USING hnsw "
-            f"(({column}::halfvec({Settings().embedding_dimensions})) halfvec_cosine_ops) WITH (m = 16, ef_construction = 128)"
+            f"((l2_normalize({column})::halfvec({Settings().embedding_dimensions})) halfvec_cosine_ops) WITH (m = 16, ef_construction = 128)"
         )

@@ -46,10 +46,10 @@ def test_the_four_vector_columns_have_hnsw_cosine_indexes_of_half_precision_vect
     size = Settings().embedding_dimensions
 
     for column in (
-        f"gb_entities USING hnsw (((embedding)::halfvec({size})) halfvec_cosine_ops)",
-        f"gb_edges USING hnsw (((embedding)::halfvec({size})) halfvec_cosine_ops)",
-        f"gb_artifacts USING hnsw (((embedding)::halfvec({size})) halfvec_cosine_ops)",
-        f"gb_artifacts USING hnsw (((summary_embedding)::halfvec({size})) halfvec_cosine_ops)",
+        f"gb_entities USING hnsw (((l2_normalize(embedding))::halfvec({size})) halfvec_cosine_ops)",
+        f"gb_edges USING hnsw (((l2_normalize(embedding))::halfvec({size})) halfvec_cosine_ops)",
+        f"gb_artifacts USING hnsw (((l2_normalize(embedding))::halfvec({size})) halfvec_cosine_ops)",
+        f"gb_artifacts USING hnsw (((l2_normalize(summary_embedding))::halfvec({size})) halfvec_cosine_ops)",
     ):
         assert any(column in index for index in indexes), column
     assert len(indexes) == 4  # the full-precision ones are gone

@@ -99,3 +99,20 @@ def test_only_one_of_the_two_orders_of_a_remember_search_runs(db, database_url, 
 
     assert len(ran) == 2  # the candidate facts, the entity match
     assert [sorted(branches) for branches in ran] == [[False, True], [False, True]]
+
+
+def test_a_vector_beyond_what_half_precision_holds_is_stored_and_found_through_the_index(db, database_url):
+    """An embeddings reply may hold any finite float32 (test_provider_faults reads one of 3.4e38s),
+    and halfvec holds at most 65,504: the indexes hold each vector scaled to length 1, so such a
+    vector is stored (a remember is not failed by it) and searched like any other."""
+    graph = Graph(db)
+    large = [1e5 * x for x in with_cosine(0.9)]
+    people = [graph.entity("Person 0", embedding=large), graph.entity("Person 1", embedding=unit(2))]
+    fact = graph.edge(people[0], people[1], "knows", embedding=[1e5 * x for x in with_cosine(0.95)])
+    half_indexes = ["gb_edges_embedding_half", "gb_entities_embedding_half"]
+
+    assert remember_searches(database_url, graph.dataset_id, half_indexes) == (
+        [fact],
+        [people[0]],
+        {name: 1 for name in half_indexes},
+    )
