@@ -569,16 +569,15 @@ def iterative_scans(url: str, probes_: list[Probe], ef_search: int) -> None:
     import psycopg
     from pgvector.psycopg import register_vector
 
-    nearest = """SELECT id FROM gb_edges WHERE dataset_id = %(dataset)s AND expired_at IS NULL
-                 ORDER BY {order} LIMIT 10"""
-    # remember's order: the half-precision vectors' when that index is there (migration 0019)
-    half = "gb_half(embedding) <=> gb_half(%(vector)s::vector)"
-    full = "embedding <=> %(vector)s::vector"
+    from gligabao.db.graph_writes import NEAREST_LIVE_EDGES
+
+    exact = """SELECT id FROM gb_edges WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL
+               ORDER BY embedding <=> %(vector)s::vector LIMIT %(limit)s"""
+    remembers = f"""SELECT near.id FROM (SELECT %(vector)s::vector AS embedding) AS n
+                    CROSS JOIN LATERAL {NEAREST_LIVE_EDGES} AS near"""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SELECT '[1]'::vector")  # loads pgvector, whose settings SHOW then knows
         planned_ef_search = conn.execute("SHOW hnsw.ef_search").fetchone()[0]
-        if not conn.execute("SELECT gb_half_index_ready('gb_edges_embedding_half')").fetchone()[0]:
-            half = full
         dataset_of = {
             probe.dataset: conn.execute(
                 "SELECT id FROM gb_datasets WHERE user_id = %s AND name = %s", [probe.user_id, probe.dataset]
@@ -610,8 +609,8 @@ def iterative_scans(url: str, probes_: list[Probe], ef_search: int) -> None:
                             conn.execute(statement)
                         started = time.perf_counter()
                         rows = conn.execute(
-                            nearest.format(order=full if mode == "exact" else half),
-                            {"dataset": dataset_of[probe.dataset], "vector": probe.vector},
+                            exact if mode == "exact" else remembers,
+                            {"dataset_id": dataset_of[probe.dataset], "vector": probe.vector, "limit": 10},
                         ).fetchall()
                         times_of[mode].append((time.perf_counter() - started) * 1000)
                         found[mode].append({row[0] for row in rows})

@@ -433,7 +433,9 @@ def send_live_edges(
     )
 
 
-_NEAREST_LIVE_EDGES = _nearest_first(
+# The `%(limit)s` live edges of the dataset nearest to `n.embedding`, as remember's candidate-fact
+# search reads them (bench/query.py times it as it is).
+NEAREST_LIVE_EDGES = _nearest_first(
     """
                 SELECT id, embedding <=> n.embedding AS distance
                 FROM gb_edges
@@ -487,7 +489,7 @@ def send_candidate_edges(
         near_vector AS (
             SELECT near.id
             FROM new_fact n
-            CROSS JOIN LATERAL {_NEAREST_LIVE_EDGES} near
+            CROSS JOIN LATERAL {NEAREST_LIVE_EDGES} near
             WHERE 1 - near.distance >= %(threshold)s
         ),
         candidate AS (
