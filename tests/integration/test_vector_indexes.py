@@ -11,6 +11,7 @@ from remember_helpers import unit, with_cosine
 
 from gligabao.db import graph_writes
 from gligabao.db.connection import register_vector
+from gligabao.settings import Settings
 
 
 def remember_searches(database_url: str, dataset_id: int, indexes: list[str]) -> tuple[list, list, dict]:
@@ -116,3 +117,31 @@ def test_a_vector_beyond_what_half_precision_holds_is_stored_and_found_through_t
         [people[0]],
         {name: 1 for name in half_indexes},
     )
+
+
+def test_a_half_precision_index_left_invalid_by_a_failed_build_is_ignored(db, database_url):
+    """A concurrent build that failed or was cancelled leaves an invalid index (README "Rebuilding
+    the vector indexes"), which the planner never reads: the searches keep to the full-precision one."""
+    graph = Graph(db)
+    people = [graph.entity(f"Person {i}", embedding=with_cosine(0.9 - i / 20)) for i in range(3)]
+    fact = graph.edge(people[0], people[1], "knows", embedding=with_cosine(0.95))
+    size = Settings().embedding_dimensions
+
+    with (
+        full_precision_index(db, "gb_edges", "embedding") as edges,
+        full_precision_index(db, "gb_entities", "embedding") as entities,
+    ):
+        invalid = [(f"{edges}_half", "gb_edges"), (f"{entities}_half", "gb_entities")]
+        try:
+            for name, table in invalid:
+                db.execute(
+                    f"CREATE INDEX {name} ON {table} USING hnsw ((l2_normalize(embedding)::halfvec({size})) "
+                    "halfvec_cosine_ops)"
+                )
+                db.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [name])
+            searched = remember_searches(database_url, graph.dataset_id, [edges, entities])
+        finally:
+            for name, _ in invalid:
+                db.execute(f"DROP INDEX IF EXISTS {name}")
+
+    assert searched == ([fact], [people[0]], {edges: 1, entities: 1})
