@@ -157,7 +157,8 @@ def test_the_vector_indexes_are_built_with_ef_construction_128(db):
 def test_a_table_over_50000_rows_keeps_its_full_precision_index_and_the_deploy_log_says_so(db, caplog):
     """Migration 0019 (as 0012 did): the migrate function's time holds no build of a large index.
     Migration 0012 cannot run again once 0019 has replaced the indexes it rebuilt; this is its
-    test's successor."""
+    test's successor. 0020 runs again after it, as it would on a database migrated for the first
+    time, to replace 0019's searches again."""
     dataset = add_dataset(db, "u1")
     db.execute(
         """INSERT INTO gb_entities (dataset_id, name, normalized_name, type, description)
@@ -165,9 +166,12 @@ def test_a_table_over_50000_rows_keeps_its_full_precision_index_and_the_deploy_l
         [dataset],
     )
     with full_precision_index(db, "gb_entities", "embedding"):
-        db.execute("DELETE FROM gb_schema_migrations WHERE version = 19")
+        db.execute("DELETE FROM gb_schema_migrations WHERE version IN (19, 20)")
 
-        assert migrate(db, Settings().embedding_dimensions) == ["0019_half_precision_indexes"]
+        assert migrate(db, Settings().embedding_dimensions) == [
+            "0019_half_precision_indexes",
+            "0020_search_walks",
+        ]
 
         assert set(hnsw_build_options(db)) == {
             "gb_entities_embedding",  # kept, with its rows

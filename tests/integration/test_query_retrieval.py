@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import random
 import re
 import threading
@@ -517,6 +518,36 @@ def test_a_large_dataset_is_searched_through_the_index(db):
 
     assert context.search_paths["entities"] == "hnsw"
     assert context.similarity_seeds == list(reversed(ids))[:10]
+
+
+def scattered(cosine: float, rng: random.Random) -> list[float]:
+    """A unit vector at exactly `cosine` with Q, leaning towards a random direction: rows an
+    HNSW graph links as it would real embeddings (rows leaning on basis vectors are all alike,
+    and the graph may leave some unreachable)."""
+    lean = [0.0] + [rng.gauss(0, 1) for _ in range(len(Q) - 1)]
+    norm = math.sqrt(sum(x * x for x in lean))
+    sine = math.sqrt(1 - cosine * cosine)
+    return [cosine * q + sine * x / norm for q, x in zip(Q, lean, strict=True)]
+
+
+def test_the_facts_search_walks_as_many_candidates_as_it_takes_whatever_the_others_take(db):
+    """Each search sets hnsw.ef_search to the candidates it takes (migration 0020): walked wider,
+    the facts' index finds this dataset's facts behind 45 nearer ones of another dataset without
+    the exact scan; at the others' width (16) it cannot, nor at pgvector's default walk (40)."""
+    rng = random.Random(20)
+    crowd = Graph(db, name="other")
+    crowd_hub = crowd.entity("Crowd hub", embedding=None)
+    for _ in range(45):
+        crowd.edge(crowd_hub, crowd_hub, "knows", embedding=scattered(0.95, rng))
+    graph = Graph(db)
+    hub = graph.entity("Hub", embedding=None)
+    edges = [graph.edge(hub, hub, "knows", embedding=scattered(0.80 + i / 100, rng)) for i in range(12)]
+
+    narrow = retrieved("xyzzy?", Q, limits=TINY.model_copy(update={"hnsw_fact_candidates": 16}))
+    wide = retrieved("xyzzy?", Q, limits=TINY.model_copy(update={"hnsw_fact_candidates": 100}))
+
+    assert (narrow.search_paths["edges"], wide.search_paths["edges"]) == ("hnsw+exact", "hnsw")
+    assert narrow.similar_edges == wide.similar_edges == list(reversed(edges))[:10]
 
 
 HNSW_INDEXES = (

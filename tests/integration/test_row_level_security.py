@@ -280,7 +280,6 @@ def test_the_keyword_statement_calls_each_lookup_once_and_reads_the_rows_it_name
             name_prefixes=name_prefix_keys("who is alice"),
             limit=10,
             window=1000,
-            ef_search=64,
         )
         plans = []
         spy = _Explaining(conn, plans)
@@ -294,7 +293,6 @@ def test_the_keyword_statement_calls_each_lookup_once_and_reads_the_rows_it_name
             name_prefixes=name_prefix_keys("who is alice"),
             limit=10,
             window=1000,
-            ef_search=64,
         )
 
     alice = db.execute(

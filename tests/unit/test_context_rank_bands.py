@@ -113,7 +113,6 @@ def test_the_keyword_scores_are_parameters_of_the_keyword_statement():
             name_prefixes=["a"],
             limit=10,
             window=1000,
-            ef_search=64,
             whole_name_score=7,
             term_in_name_score=4,
             term_in_description_score=2,

@@ -1,7 +1,7 @@
 """The retrieval SQL of query: two statements, each one round trip.
 
 1. `keyword_seeds`: the user's dataset and its keyword seeds (run while the question is
-   being embedded). It also sets `hnsw.ef_search` for the rest of the transaction.
+   being embedded).
 2. `send_context_rows`: everything else at once: the four similarity searches, the seeds, the
    fallback, the one-hop expansion, the similar facts and the passages, as rows of one result.
    The statement is composed of named CTE builders (`similarity_search`, `similar_facts_ctes`,
@@ -17,7 +17,8 @@ How the similarity searches keep the per-dataset filter exact (an HNSW scan, thr
 table, which the dataset filter can then empty; pgvector 0.8's iterative scans, measured with
 `bench/query.py --iterative-scans`, were slower than the exact scan and missed many rows):
 * a dataset with few rows in an index's table is scanned exactly (bounded count first);
-* otherwise the HNSW index gives the table's nearest `hnsw_candidates` rows, of which
+* otherwise the HNSW index gives the table's nearest `hnsw_candidates` rows (the facts' index
+  `hnsw_fact_candidates`; each search walks that many: migration 0020), of which
   row-level security keeps the user's, filtered by dataset (and liveness); that is complete
   when fewer than the wanted matches are left only if a candidate the user sees is already
   below the similarity threshold (the rows beyond the candidates are farther still). Otherwise
@@ -75,7 +76,6 @@ def keyword_seeds(
     name_prefixes: list[str],
     limit: int,
     window: int,
-    ef_search: int,
     walk_rows: int = DEFAULT_LIMITS.keyword_walk_rows,
     whole_name_score: int = DEFAULT_LIMITS.whole_name_score,
     term_in_name_score: int = DEFAULT_LIMITS.term_in_name_score,
@@ -104,7 +104,6 @@ def keyword_seeds(
     params: dict[str, object] = {
         "user_id": user_id,
         "dataset": dataset,
-        "ef_search": str(ef_search),
         "question": normalized_question,
         "prefixes": name_prefixes,
         "limit": limit,
@@ -154,7 +153,7 @@ def keyword_seeds(
     rows = conn.execute(
         f"""
         WITH dataset AS MATERIALIZED (
-            SELECT id, set_config('hnsw.ef_search', %(ef_search)s, true) AS ef_search
+            SELECT id
             FROM gb_datasets
             WHERE user_id = %(user_id)s AND name = %(dataset)s
         ),
@@ -235,7 +234,7 @@ def keyword_seeds(
 # Without terms, only a name inside the question scores (`whole_name_score`).
 _KEYWORD_SQL_WITHOUT_TERMS = """
     WITH dataset AS MATERIALIZED (
-        SELECT id, set_config('hnsw.ef_search', %(ef_search)s, true) AS ef_search
+        SELECT id
         FROM gb_datasets
         WHERE user_id = %(user_id)s AND name = %(dataset)s
     )
@@ -305,11 +304,20 @@ class VectorIndex:
     rows: str = ""  # which rows of the table belong to the index
     facts: bool = False  # its rows are edges: only those the FactFilter lets through are retrieved
     sized_like: str = ""  # an index of the same rows, whose count this one reuses
+    walk: str = "candidates"  # the parameter name of the rows its HNSW search takes (its ef_search)
 
 
 VECTOR_INDEXES = (
     VectorIndex("entities", "gb_entities", "embedding", "similar_entities", "gb_nearest_entities"),
-    VectorIndex("edges", "gb_edges", "embedding", "similar_edges", "gb_nearest_edges", facts=True),
+    VectorIndex(
+        "edges",
+        "gb_edges",
+        "embedding",
+        "similar_edges",
+        "gb_nearest_edges",
+        facts=True,
+        walk="fact_candidates",
+    ),
     VectorIndex(
         "chunks",
         "gb_artifacts",
@@ -380,7 +388,7 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
     hnsw+exact): the index's matches from `%(threshold)s`, at most `%(<take>)s` of them (of an
     index of edges, only those `facts` lets through).
 
-    Parameters: ds, q, threshold, exact_max, candidates, the index's `take` (and as_of with
+    Parameters: ds, q, threshold, exact_max, the index's `walk` and `take` (and as_of with
     FACTS_VALID_AT)."""
     n, table, column, take = index.name, index.table, index.column, index.take
     live = f" AND {facts.on()}" if index.facts else ""
@@ -395,7 +403,7 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
         {small}
     ),
     {n}_approx AS MATERIALIZED (
-        SELECT * FROM {index.nearest}(%(q)s, %(candidates)s)
+        SELECT * FROM {index.nearest}(%(q)s, %({index.walk})s)
         WHERE NOT (SELECT yes FROM {n}_small)
     ),
     {n}_approx_hits AS MATERIALIZED (
@@ -787,6 +795,7 @@ def context_parameters(
         "threshold": limits.similarity_threshold,
         "exact_max": limits.exact_scan_max_rows,
         "candidates": limits.hnsw_candidates,
+        "fact_candidates": limits.hnsw_fact_candidates,
         "similar_entities": limits.similar_entities,
         "similar_edges": limits.similar_edges,
         "similar_chunks": limits.similar_chunks,

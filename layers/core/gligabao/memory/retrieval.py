@@ -166,7 +166,6 @@ def retrieve(
         limit=limits.keyword_seeds,
         window=limits.keyword_window,
         walk_rows=limits.keyword_walk_rows,
-        ef_search=limits.hnsw_candidates,
         whole_name_score=limits.whole_name_score,
         term_in_name_score=limits.term_in_name_score,
         term_in_description_score=limits.term_in_description_score,
