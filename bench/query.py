@@ -116,6 +116,12 @@ def parse_args() -> argparse.Namespace:
         "(rows no value finds are unreachable in the index's graph)",
     )
     parser.add_argument(
+        "--walks",
+        default="",
+        help="also the queried dataset's retrieval timed at these widths of the index walks, in turns "
+        "question by question: the others' candidates:the facts', e.g. 64:64,64:80,80:80",
+    )
+    parser.add_argument(
         "--iterative-scans",
         action="store_true",
         help="also the medium dataset's 10 nearest edges by pgvector 0.8's iterative index scans "
@@ -743,12 +749,44 @@ def bench_size(admin: str, edges: int, args) -> None:
         explain(slowest_keyword[1], limits)
     if args.iterative_scans:
         iterative_scans(url, [p for p in questions if p.kind == "medium"], limits.hnsw_candidates)
+    if args.walks:
+        walks_in_turns(
+            [p for p in questions[30:] if p.kind == "large"],
+            limits,
+            [walk.strip() for walk in args.walks.split(",") if walk.strip()],
+        )
     for ef_search in [int(value) for value in args.ef_sweep.split(",") if value.strip()]:
         walk = {"hnsw_candidates": ef_search, "hnsw_fact_candidates": ef_search}
         found = recall(large, limits.model_copy(update=walk))
         print(
             f"  recall vs exact scan at ef_search {ef_search}, large dataset ({len(large)} questions): "
             + ", ".join(f"{key} {hit}/{wanted}" for key, (hit, wanted) in found.items())
+        )
+
+
+def walks_in_turns(questions: list[Probe], limits, walks: list[str], rounds: int = 2) -> None:
+    """The retrieval of each question at each width of the walks (`candidates:fact_candidates`),
+    the widths in turns and their order rotated, so that a busy moment of the machine weighs on
+    each alike."""
+    widths = {
+        walk: limits.model_copy(
+            update=dict(
+                zip(("hnsw_candidates", "hnsw_fact_candidates"), map(int, walk.split(":")), strict=True)
+            )
+        )
+        for walk in walks
+    }
+    times: dict[str, list[float]] = {walk: [] for walk in walks}
+    for _ in range(rounds):
+        for turn, probe in enumerate(questions):
+            for walk in walks[turn % len(walks) :] + walks[: turn % len(walks)]:
+                started = time.perf_counter()
+                run_retrieval(probe, widths[walk])
+                times[walk].append((time.perf_counter() - started) * 1000)
+    for walk, values in times.items():
+        others, facts = walk.split(":")
+        print(
+            f"  walks of {others} candidates, the facts' {facts}, in turns: n={len(values)} {p50_p95(values)}"
         )
 
 

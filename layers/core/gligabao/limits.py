@@ -140,8 +140,9 @@ class Limits(BaseModel):
     exact_scan_max_rows: int = Field(1000, ge=0, description="an index this small is scanned exactly")
     hnsw_candidates: int = Field(64, gt=0, description="rows taken from an HNSW index (hnsw.ef_search)")
     # Only the facts' search finds more at a wider walk: at 1M edges 299 of the exact scan's 310
-    # similar facts at 64, 309 at 80 to 128; the seeds and passages the same at each. 80 instead of
-    # 64 costs the whole retrieval about 2 ms (`--ef-sweep`, README "Performance").
+    # similar facts at 64, 309 at 80 to 128; the seeds and passages the same at each. It costs the
+    # retrieval 0.4-0.5 ms at the median, every index at 80 about 2 (`bench/query.py --ef-sweep`,
+    # `--walks`; README "Performance").
     hnsw_fact_candidates: int = Field(
         80, gt=0, description="rows taken from the facts' HNSW index (its hnsw.ef_search)"
     )
