@@ -138,13 +138,16 @@ class Limits(BaseModel):
         2000, ge=0, description="most recently updated entities walked for a common term's newest holders"
     )
     exact_scan_max_rows: int = Field(1000, ge=0, description="an index this small is scanned exactly")
-    hnsw_candidates: int = Field(64, gt=0, description="rows taken from an HNSW index (hnsw.ef_search)")
+    # At most 1,000: pgvector refuses a wider hnsw.ef_search, which would fail every query.
+    hnsw_candidates: int = Field(
+        64, gt=0, le=1000, description="rows taken from an HNSW index (hnsw.ef_search)"
+    )
     # Only the facts' search finds more at a wider walk: at 1M edges 299 of the exact scan's 310
     # similar facts at 64, 309 at 80 to 128; the seeds and passages the same at each. It costs the
     # retrieval 0.4-0.5 ms at the median, every index at 80 about 2 (`bench/query.py --ef-sweep`,
     # `--walks`; README "Performance").
     hnsw_fact_candidates: int = Field(
-        80, gt=0, description="rows taken from the facts' HNSW index (its hnsw.ef_search)"
+        80, gt=0, le=1000, description="rows taken from the facts' HNSW index (its hnsw.ef_search)"
     )
 
     # --- idempotent remember (the Idempotency-Key header) -------------------------------------
