@@ -4,6 +4,7 @@ and the small tools the tests use (vectors at a chosen cosine, counting SQL stat
 from __future__ import annotations
 
 import math
+import random
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -38,7 +39,22 @@ def basis(i: int) -> list[float]:
 def at_cosine(base: list[float], cosine: float, away: int) -> list[float]:
     """A unit vector whose cosine with the unit vector `base` is exactly `cosine`, leaning
     towards basis(`away`) (which must be orthogonal to base)."""
-    other = basis(away)
+    return _leaning(base, cosine, basis(away))
+
+
+def scattered(base: list[float], cosine: float, rng: random.Random) -> list[float]:
+    """A unit vector at exactly `cosine` with the unit vector `base`, leaning towards a random
+    direction: rows an HNSW graph links as it would real embeddings (rows leaning on basis
+    vectors are all alike, and the graph may leave some of them unreachable)."""
+    lean = [rng.gauss(0, 1) for _ in base]
+    along = sum(a * b for a, b in zip(lean, base, strict=True))
+    lean = [x - along * b for x, b in zip(lean, base, strict=True)]
+    norm = math.sqrt(sum(x * x for x in lean))
+    return _leaning(base, cosine, [x / norm for x in lean])
+
+
+def _leaning(base: list[float], cosine: float, other: list[float]) -> list[float]:
+    """`cosine` of the unit vector `base` and the rest of the unit vector `other`, orthogonal to it."""
     assert abs(sum(a * b for a, b in zip(base, other, strict=True))) < 1e-9
     sine = math.sqrt(max(0.0, 1 - cosine * cosine))
     return [cosine * a + sine * b for a, b in zip(base, other, strict=True)]

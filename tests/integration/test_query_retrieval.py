@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import math
 import random
 import re
 import threading
@@ -26,6 +25,8 @@ from query_helpers import (
     keyword_score,
     retrieved,
     retrieved_pipelined,
+    scattered,
+    vector_literal,
 )
 from sql_counting import RecordingConnection, counting_round_trips
 
@@ -520,16 +521,6 @@ def test_a_large_dataset_is_searched_through_the_index(db):
     assert context.similarity_seeds == list(reversed(ids))[:10]
 
 
-def scattered(cosine: float, rng: random.Random) -> list[float]:
-    """A unit vector at exactly `cosine` with Q, leaning towards a random direction: rows an
-    HNSW graph links as it would real embeddings (rows leaning on basis vectors are all alike,
-    and the graph may leave some unreachable)."""
-    lean = [0.0] + [rng.gauss(0, 1) for _ in range(len(Q) - 1)]
-    norm = math.sqrt(sum(x * x for x in lean))
-    sine = math.sqrt(1 - cosine * cosine)
-    return [cosine * q + sine * x / norm for q, x in zip(Q, lean, strict=True)]
-
-
 def test_the_facts_search_walks_as_many_candidates_as_it_takes_whatever_the_others_take(db):
     """Each search sets hnsw.ef_search to the candidates it takes (migration 0020): walked wider,
     the facts' index finds this dataset's facts behind 45 nearer ones of another dataset without
@@ -538,16 +529,42 @@ def test_the_facts_search_walks_as_many_candidates_as_it_takes_whatever_the_othe
     crowd = Graph(db, name="other")
     crowd_hub = crowd.entity("Crowd hub", embedding=None)
     for _ in range(45):
-        crowd.edge(crowd_hub, crowd_hub, "knows", embedding=scattered(0.95, rng))
+        crowd.edge(crowd_hub, crowd_hub, "knows", embedding=scattered(Q, 0.95, rng))
     graph = Graph(db)
     hub = graph.entity("Hub", embedding=None)
-    edges = [graph.edge(hub, hub, "knows", embedding=scattered(0.80 + i / 100, rng)) for i in range(12)]
+    edges = [graph.edge(hub, hub, "knows", embedding=scattered(Q, 0.80 + i / 100, rng)) for i in range(12)]
 
     narrow = retrieved("xyzzy?", Q, limits=TINY.model_copy(update={"hnsw_fact_candidates": 16}))
     wide = retrieved("xyzzy?", Q, limits=TINY.model_copy(update={"hnsw_fact_candidates": 100}))
 
     assert (narrow.search_paths["edges"], wide.search_paths["edges"]) == ("hnsw+exact", "hnsw")
     assert narrow.similar_edges == wide.similar_edges == list(reversed(edges))[:10]
+
+
+@pytest.mark.parametrize("search", ["entities", "edges", "chunks", "summaries"])
+def test_each_search_takes_as_many_candidates_as_asked_whatever_the_transactions_walk(db, search):
+    """Migration 0020: a search sets the walk (hnsw.ef_search) to its candidates itself; an HNSW
+    scan returns at most the walk's width, so reading the transaction's (10 here) would give 10."""
+    rng = random.Random(21)
+    graph = Graph(db)
+    hub, parent = graph.entity("Hub", embedding=None), graph.text()
+    for i in range(40):
+        graph.entity(f"Person {i}", embedding=scattered(Q, 0.9, rng))
+        graph.edge(hub, hub, "knows", embedding=scattered(Q, 0.9, rng))
+        graph.chunk(
+            parent,
+            i,
+            f"chunk {i}",
+            f"summary {i}",
+            embedding=scattered(Q, 0.9, rng),
+            summary_embedding=scattered(Q, 0.9, rng),
+        )
+
+    with db.transaction():
+        db.execute("SELECT set_config('hnsw.ef_search', '10', true)")
+        taken = db.execute(f"SELECT count(*) FROM gb_nearest_{search}(%s::vector, 30)", [vector_literal(Q)])
+
+        assert taken.fetchone()[0] == 30
 
 
 HNSW_INDEXES = (

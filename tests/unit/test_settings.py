@@ -60,7 +60,8 @@ def test_the_auth_mode_is_iam_unless_the_environment_says_otherwise():
         ("GB_EMBEDDING_DIMENSIONS", "-3"),
         ("GB_LLM_PROVIDER", "vertex"),
         ("GB_AUTH_MODE", "cognito"),
-        ("GB_HNSW_FACT_CANDIDATES", "1001"),  # wider than pgvector's hnsw.ef_search allows
+        ("GB_HNSW_CANDIDATES", "1001"),  # wider than pgvector's hnsw.ef_search allows
+        ("GB_HNSW_FACT_CANDIDATES", "1001"),
     ],
 )
 def test_a_value_the_service_cannot_use_is_named(variable, value):
