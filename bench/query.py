@@ -21,6 +21,9 @@ exact scan of the same dataset (the same statement with the exact path forced).
 Targets: p95 at most 15 ms at 100k edges, and at 1M edges 40 ms warm (100 ms from a cold cache),
 with a recall of the similar facts against an exact scan of at least 0.99.
 
+`--floor` times, in turns with the whole retrieval, what it costs at the least: the keyword
+statement and the four index walks alone, and the retrieval without its expansion around the seeds.
+
 Besides the whole retrieval, it prints its two statements apart: the keyword statement runs while
 the question is embedded (with a real provider, behind an embeddings request of tens of
 milliseconds), so what a query adds after the embedding is the context statement and the ranking.
@@ -120,6 +123,12 @@ def parse_args() -> argparse.Namespace:
         default="",
         help="also the queried dataset's retrieval timed at these widths of the index walks, in turns "
         "question by question: the others' candidates:the facts', e.g. 64:64,64:80,80:80",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also the least the retrieval's shape costs: the keyword statement and the four index "
+        "walks alone (as the context statement runs them), timed in turns with the whole retrieval",
     )
     parser.add_argument(
         "--iterative-scans",
@@ -755,6 +764,8 @@ def bench_size(admin: str, edges: int, args) -> None:
             limits,
             [walk.strip() for walk in args.walks.split(",") if walk.strip()],
         )
+    if args.floor:
+        floor_in_turns([p for p in questions[30:] if p.kind == "large"], limits, TARGETS_MS.get(edges))
     for ef_search in [int(value) for value in args.ef_sweep.split(",") if value.strip()]:
         walk = {"hnsw_candidates": ef_search, "hnsw_fact_candidates": ef_search}
         found = recall(large, limits.model_copy(update=walk))
@@ -788,6 +799,71 @@ def walks_in_turns(questions: list[Probe], limits, walks: list[str], rounds: int
         print(
             f"  walks of {others} candidates, the facts' {facts}, in turns: n={len(values)} {p50_p95(values)}"
         )
+
+
+def floor_in_turns(questions: list[Probe], limits, target: float | None, rounds: int = 2) -> None:
+    """What the retrieval's shape costs at the least, per question and in turns (the order
+    rotated): the whole retrieval; the same without its expansion (no first or second hop around
+    the seeds: the context is the seeds, the similar facts and the passages); and the four index
+    walks alone at the service's widths, as the context statement runs them (the `gb_nearest_*`
+    functions in the user's transaction), all four in one statement, then each. The keyword
+    statement is the whole retrieval's. Only the walks and the keyword statement cannot be tuned
+    away without finding less."""
+    from pgvector import Vector
+
+    from gligabao import bootstrap
+    from gligabao.db.graph_reads import VECTOR_INDEXES
+
+    widths = {"candidates": limits.hnsw_candidates, "fact_candidates": limits.hnsw_fact_candidates}
+    walk = {
+        index.name: f"SELECT count(*) FROM {index.nearest}(%(q)s, %({index.walk})s)"
+        for index in VECTOR_INDEXES
+    }
+    all_walks = "SELECT " + ", ".join(f"({sql})" for sql in walk.values())
+    unexpanded = limits.model_copy(update={"rank_expansion_edges": 0, "rank_second_hop_edges": 0})
+    times: dict[str, list[float]] = {}
+
+    def note(name: str, started: float) -> None:
+        times.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+
+    def retrieval(probe: Probe, name: str, limits_) -> None:
+        started = time.perf_counter()
+        context = run_retrieval(probe, limits_)
+        note(name, started)
+        if name == "whole":
+            times.setdefault("keyword", []).append(context.timings_ms["keyword_seeds"])
+
+    def walks(probe: Probe) -> None:
+        params = {"q": Vector(probe.vector), **widths}
+        with bootstrap.bundle().database.transaction(probe.user_id) as uow:
+            for name, sql in {"four walks": all_walks, **walk}.items():
+                started = time.perf_counter()
+                uow.conn.execute(sql, params).fetchall()
+                note(name, started)
+
+    steps = [
+        lambda probe: retrieval(probe, "whole", limits),
+        lambda probe: retrieval(probe, "without the expansion", unexpanded),
+        walks,
+    ]
+    for turn in range(rounds * len(questions)):
+        probe = questions[turn % len(questions)]
+        for step in steps[turn % 3 :] + steps[: turn % 3]:
+            step(probe)
+    floor = [keyword + walked for keyword, walked in zip(times["keyword"], times["four walks"], strict=True)]
+    each = ", ".join(
+        f"{index.name} ({widths[index.walk]}) {p50_p95(times[index.name])}" for index in VECTOR_INDEXES
+    )
+    goal = f" (target p95 {target:.0f} ms)" if target else ""
+    print(f"  the floor, in turns (n={len(floor)}): each index walk alone: {each}")
+    print(
+        f"    the four walks in one statement {p50_p95(times['four walks'])}; the keyword statement "
+        f"{p50_p95(times['keyword'])}; the two {p50_p95(floor)}{goal}"
+    )
+    print(
+        f"    the retrieval without the expansion {p50_p95(times['without the expansion'])}; "
+        f"the whole retrieval {p50_p95(times['whole'])}"
+    )
 
 
 def service_limits():
