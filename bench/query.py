@@ -23,6 +23,8 @@ with a recall of the similar facts against an exact scan of at least 0.99.
 
 `--floor` times, in turns with the whole retrieval, what it costs at the least: the keyword
 statement and the four index walks alone, and the retrieval without its expansion around the seeds.
+`--walks-first` (after a restart with the page cache dropped) times each question's walks and its
+keyword statement before anything else reads its rows: the least a question costs from a cold cache.
 
 Besides the whole retrieval, it prints its two statements apart: the keyword statement runs while
 the question is embedded (with a real provider, behind an embeddings request of tens of
