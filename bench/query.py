@@ -820,13 +820,9 @@ def index_walks(probe: Probe, limits) -> dict[str, float]:
     from pgvector import Vector
 
     from gligabao import bootstrap
-    from gligabao.db.graph_reads import VECTOR_INDEXES
+    from gligabao.db.graph_reads import VECTOR_INDEXES, walk_widths
 
-    params = {
-        "q": Vector(probe.vector),
-        "candidates": limits.hnsw_candidates,
-        "fact_candidates": limits.hnsw_fact_candidates,
-    }
+    params = {"q": Vector(probe.vector), **walk_widths(limits)}
     each = {
         index.name: f"SELECT count(*) FROM {index.nearest}(%(q)s, %({index.walk})s)"
         for index in VECTOR_INDEXES
@@ -842,9 +838,9 @@ def index_walks(probe: Probe, limits) -> dict[str, float]:
 
 
 def walks_label(times: dict[str, list[float]], limits) -> str:
-    from gligabao.db.graph_reads import VECTOR_INDEXES
+    from gligabao.db.graph_reads import VECTOR_INDEXES, walk_widths
 
-    widths = {"candidates": limits.hnsw_candidates, "fact_candidates": limits.hnsw_fact_candidates}
+    widths = walk_widths(limits)
     each = ", ".join(
         f"{index.name} ({widths[index.walk]}) {p50_p95(times[index.name])}" for index in VECTOR_INDEXES
     )
@@ -892,9 +888,11 @@ def floor_in_turns(questions: list[Probe], limits, target: float | None, rounds:
 
 def walks_first(questions: list[Probe], limits, target: float | None) -> None:
     """For each question on the queried dataset, before anything else reads its rows: the four
-    index walks alone (`index_walks`), then its retrieval, whose keyword statement reads none of
-    the walks' pages. After a restart with the OS page cache dropped, the least a question costs
-    from a cold cache: its keyword statement and its walks."""
+    index walks alone (`index_walks`), then its retrieval. Its keyword statement reads the
+    entities' name and description indexes and rows, the walks the vector indexes and their
+    candidates' rows, so each finds the cache cold for it but for an entity both read. After a
+    restart with the OS page cache dropped, the least a question costs from a cold cache: its
+    keyword statement and its walks."""
     times: dict[str, list[float]] = {}
     for probe in questions:
         for name, value in index_walks(probe, limits).items():

@@ -775,6 +775,11 @@ _CONTEXT_SQL = context_statement()
 _CONTEXT_AS_OF_SQL = context_statement(FACTS_VALID_AT)
 
 
+def walk_widths(limits: Limits) -> dict[str, int]:
+    """The candidates each search takes, by the parameter its `VectorIndex.walk` names."""
+    return {"candidates": limits.hnsw_candidates, "fact_candidates": limits.hnsw_fact_candidates}
+
+
 def context_parameters(
     *,
     dataset_id: int,
@@ -794,8 +799,7 @@ def context_parameters(
         "keyword_seeds": keyword_seeds,
         "threshold": limits.similarity_threshold,
         "exact_max": limits.exact_scan_max_rows,
-        "candidates": limits.hnsw_candidates,
-        "fact_candidates": limits.hnsw_fact_candidates,
+        **walk_widths(limits),
         "similar_entities": limits.similar_entities,
         "similar_edges": limits.similar_edges,
         "similar_chunks": limits.similar_chunks,
