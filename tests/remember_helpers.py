@@ -3,7 +3,8 @@ Anthropic fake, calls of the remember handler, and a counter of SQL round trips.
 
 The rule-based model reads the prompt the way a real model would: the extraction from the
 sentences inside <text>, relative years against <reference_time>; the resolution from the
-<stored_facts> and <new_facts> lines. So the tests exercise the real prompts and replies.
+<stored_facts> and <new_facts> lines; an answer citing the context's first ids; no places in a
+question. So the tests exercise the real prompts and replies.
 """
 
 from __future__ import annotations
@@ -82,8 +83,23 @@ def prompt_of(body: dict) -> str:
 
 
 def stage_of(body: dict) -> str:
+    """The stage a call is for: by its system prompt (what the text in it says cannot change it),
+    else by its content."""
+    from gligabao.ai.prompts.detect_geo import DETECT_GEO_SYSTEM
+    from gligabao.ai.prompts.query import QUERY_SYSTEM
+    from gligabao.ai.prompts.resolve import RESOLVE_SYSTEM
+
     if _has_image(body):
         return "image"
+    system = body.get("system")
+    if isinstance(system, str):
+        for stage, opening in (
+            ("query", QUERY_SYSTEM),
+            ("detect_geo", DETECT_GEO_SYSTEM),
+            ("resolve", RESOLVE_SYSTEM),
+        ):
+            if system.startswith(opening):
+                return stage
     return "resolve" if "<new_facts>" in prompt_of(body) else "extract"
 
 
@@ -187,11 +203,33 @@ def _section(prompt: str, tag: str) -> list[str]:
     return re.search(rf"<{tag}>\n?(.*?)</{tag}>", prompt, re.DOTALL).group(1).strip().splitlines()
 
 
+def query_reply(body: dict) -> dict:
+    """An answer citing the first entity, fact and passage of the context (none when it is empty)."""
+    prompt = prompt_of(body)
+    cited = {
+        kind: [int(found.group(1))]
+        if (found := re.search(rf"^\[{kind} (\d+)\]", prompt, re.MULTILINE))
+        else []
+        for kind in ("entity", "edge", "passage")
+    }
+    return {
+        "answer": "From memory." if any(cited.values()) else "Nothing in memory says.",
+        "entities": cited["entity"],
+        "edges": cited["edge"],
+        "passages": cited["passage"],
+    }
+
+
 def rule_based_model(body: dict) -> dict:
-    """The responder of the Anthropic fake: an image's extraction, a text's, or resolution, from the prompt."""
+    """The responder of the Anthropic fake: an image's extraction, a text's, resolution, an answer or
+    the places of a question (none), from the prompt."""
     stage = stage_of(body)
     if stage == "image":
         return image_reply(body)
+    if stage == "query":
+        return query_reply(body)
+    if stage == "detect_geo":
+        return {"places": []}
     return resolution_reply(body) if stage == "resolve" else extraction_reply(body)
 
 

@@ -33,6 +33,10 @@ def test_every_response_of_every_route_conforms_to_the_openapi_document(local_ap
     exercised = {operation for operation, _ in report.statuses}
     assert exercised >= OPERATIONS
     assert set(report.by_status()) >= {200, 400, 404, 405}
+    # Requests sent to the seeded user (tests/fuzz_run.py) reach the model and the graph: answers, rows.
+    assert report.statuses[("POST /v1/gb/query", 200)] > 0
+    assert report.cited_answers > 0
+    assert report.statuses[("GET /v1/gb/graph", 200)] > 0
     # A method a path is not served with: 405.
     other_methods = {status for (operation, status) in report.statuses if operation.endswith("other methods")}
     assert other_methods <= {405}
