@@ -83,24 +83,26 @@ def prompt_of(body: dict) -> str:
 
 
 def stage_of(body: dict) -> str:
-    """The stage a call is for: by its system prompt (what the text in it says cannot change it),
-    else by its content."""
+    """The stage a call is for: by its system prompt, so that what a text says cannot change it
+    (a call without a system prompt of the four, by its content)."""
     from gligabao.ai.prompts.detect_geo import DETECT_GEO_SYSTEM
+    from gligabao.ai.prompts.extract import EXTRACT_CHUNK_SYSTEM, EXTRACT_SYSTEM
     from gligabao.ai.prompts.query import QUERY_SYSTEM
     from gligabao.ai.prompts.resolve import RESOLVE_SYSTEM
 
     if _has_image(body):
         return "image"
     system = body.get("system")
-    if isinstance(system, str):
-        for stage, opening in (
-            ("query", QUERY_SYSTEM),
-            ("detect_geo", DETECT_GEO_SYSTEM),
-            ("resolve", RESOLVE_SYSTEM),
-        ):
-            if system.startswith(opening):
-                return stage
-    return "resolve" if "<new_facts>" in prompt_of(body) else "extract"
+    openings = {
+        "extract": (EXTRACT_SYSTEM, EXTRACT_CHUNK_SYSTEM),
+        "resolve": (RESOLVE_SYSTEM,),
+        "query": (QUERY_SYSTEM,),  # asked as of a time or near places, it goes on after it
+        "detect_geo": (DETECT_GEO_SYSTEM,),
+    }
+    by_system = isinstance(system, str) and next(
+        (stage for stage, starts in openings.items() if system.startswith(starts)), None
+    )
+    return by_system or ("resolve" if "<new_facts>" in prompt_of(body) else "extract")
 
 
 def _has_image(body: dict) -> bool:
