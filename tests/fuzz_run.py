@@ -113,19 +113,10 @@ def fuzz(base_url: str, *, max_examples: int, seed: int | None = None, workers: 
 
 def remember_the_seed(base_url: str) -> int:
     """POST /v1/gb/remember of SEEDED_TEXT for SEEDED_USER; its status."""
-    import json
-    import urllib.error
-    import urllib.request
+    from http_client import LocalApiClient
 
-    body = json.dumps({"user_id": SEEDED_USER, "dataset": SEEDED_DATASET, "text": SEEDED_TEXT}).encode()
-    request = urllib.request.Request(
-        f"{base_url}/v1/gb/remember", data=body, headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status
-    except urllib.error.HTTPError as error:
-        return error.code
+    seed = {"user_id": SEEDED_USER, "dataset": SEEDED_DATASET, "text": SEEDED_TEXT}
+    return LocalApiClient(base_url).post("/v1/gb/remember", seed).status
 
 
 def toward_the_seeded_user(values):
@@ -146,4 +137,7 @@ def toward_the_seeded_user(values):
         return values
     if zlib.crc32(repr(sorted(values.items(), key=str)).encode()) % 2:
         return values
-    return {**values, "user_id": SEEDED_USER} | ({"dataset": SEEDED_DATASET} if "dataset" in values else {})
+    seeded = {**values, "user_id": SEEDED_USER}
+    if "dataset" in values:
+        seeded["dataset"] = SEEDED_DATASET
+    return seeded
