@@ -787,6 +787,16 @@ def bench_size(admin: str, edges: int, args) -> None:
         )
 
 
+def rotated(items: list, turn: int) -> list:
+    """`items` starting at the turn's one: in turns, each goes first as often as the others."""
+    return items[turn % len(items) :] + items[: turn % len(items)]
+
+
+def keyword_and_walks(times: dict[str, list[float]]) -> list[float]:
+    """Per question, its keyword statement and its four walks: the least its retrieval costs."""
+    return [keyword + walked for keyword, walked in zip(times["keyword"], times["four walks"], strict=True)]
+
+
 def walks_in_turns(questions: list[Probe], limits, walks: list[str], rounds: int = 2) -> None:
     """The retrieval of each question at each width of the walks (`candidates:fact_candidates`),
     the widths in turns and their order rotated, so that a busy moment of the machine weighs on
@@ -802,7 +812,7 @@ def walks_in_turns(questions: list[Probe], limits, walks: list[str], rounds: int
     times: dict[str, list[float]] = {walk: [] for walk in walks}
     for _ in range(rounds):
         for turn, probe in enumerate(questions):
-            for walk in walks[turn % len(walks) :] + walks[: turn % len(walks)]:
+            for walk in rotated(walks, turn):
                 started = time.perf_counter()
                 run_retrieval(probe, widths[walk])
                 times[walk].append((time.perf_counter() - started) * 1000)
@@ -874,9 +884,9 @@ def floor_in_turns(questions: list[Probe], limits, target: float | None, rounds:
     ]
     for turn in range(rounds * len(questions)):
         probe = questions[turn % len(questions)]
-        for step in steps[turn % 3 :] + steps[: turn % 3]:
+        for step in rotated(steps, turn):
             step(probe)
-    floor = [keyword + walked for keyword, walked in zip(times["keyword"], times["four walks"], strict=True)]
+    floor = keyword_and_walks(times)
     goal = f" (target p95 {target:.0f} ms)" if target else ""
     print(f"  the floor, in turns (n={len(floor)}): {walks_label(times, limits)}")
     print(
@@ -898,7 +908,7 @@ def walks_first(questions: list[Probe], limits, target: float | None) -> None:
         for name, value in index_walks(probe, limits).items():
             times.setdefault(name, []).append(value)
         times.setdefault("keyword", []).append(run_retrieval(probe, limits).timings_ms["keyword_seeds"])
-    floor = [keyword + walked for keyword, walked in zip(times["keyword"], times["four walks"], strict=True)]
+    floor = keyword_and_walks(times)
     goal = f" (target p95 {target:.0f} ms from a cold cache)" if target else ""
     print(
         f"  the walks first, before each question's retrieval (n={len(floor)}): {walks_label(times, limits)}"
