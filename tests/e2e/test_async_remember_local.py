@@ -54,3 +54,33 @@ def test_async_must_be_a_boolean(api, db, local_jobs):
 
     assert reply.status == 400 and "async" in reply.json["error"]
     assert graph_counts(db)["gb_artifacts"] == 0
+
+
+def test_a_job_queued_when_the_server_stopped_is_done_by_the_next_server(api, models, db, tmp_path):
+    from job_helpers import artifact_status, worker
+
+    from gligabao import bootstrap
+    from gligabao.local.job_queue import LocalJobQueue
+
+    store = tmp_path / "jobs.json"
+    limits = bootstrap.bundle().limits
+    stopped = LocalJobQueue(worker(), max_attempts=limits.async_max_attempts, store=store)
+    stopped.stop()  # the server is gone before its queue runs the job
+    bootstrap.bundle().use_job_queue(stopped)
+    try:
+        reply = api.post("/v1/gb/remember", {**ALICE, "async": True})
+        assert reply.status == 202
+        assert artifact_status(db, reply.json["artifact_id"]) == ("pending", None)
+
+        restarted = LocalJobQueue(worker(), max_attempts=limits.async_max_attempts, store=store)
+        bootstrap.bundle().use_job_queue(restarted)
+        try:
+            assert restarted.wait_until_empty(30)
+        finally:
+            restarted.stop()
+    finally:
+        bootstrap.bundle().use_job_queue(None)
+
+    artifact = api.get(f"/v1/gb/artifacts/{reply.json['artifact_id']}?user_id=u1")
+    assert artifact.json["status"] == "done"
+    assert sorted(e["name"] for e in artifact.json["entities"]) == ["Acme", "Alice"]

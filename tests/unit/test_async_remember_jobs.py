@@ -5,6 +5,9 @@ order, retries, dead letters and deduplication, in-process)."""
 from __future__ import annotations
 
 import json
+import shutil
+import threading
+import time
 
 import pytest
 
@@ -103,3 +106,111 @@ def test_the_local_queue_queues_a_deduplication_id_once():
         queue.stop()
 
     assert handler.delivered == [('{"n": 1}', 1)]
+
+
+class Held(Recorder):
+    """A worker handler that holds its first delivery until released, as a server that stops
+    while a job runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.running, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, event, context):
+        self.running.set()
+        self.release.wait(10)
+        return super().__call__(event, context)
+
+
+def test_the_queue_takes_its_messages_up_again_after_the_server_stopped(tmp_path):
+    store, stopped_with = tmp_path / "jobs.json", tmp_path / "as-the-server-stopped.json"
+    held = Held()
+    first = LocalJobQueue(held, max_attempts=3, default_retry_s=0, store=store)
+    try:
+        first.enqueue("a", [("1", "a1"), ("2", "a2")])
+        first.enqueue("b", [("3", "b1")])
+        assert held.running.wait(10)
+        shutil.copy(store, stopped_with)  # the store as it is while "a1" is in flight
+    finally:
+        held.release.set()
+        first.stop()
+
+    handler = Recorder()
+    second = LocalJobQueue(handler, max_attempts=3, default_retry_s=0, store=stopped_with)
+    try:
+        second.enqueue("a", [("1", "a1 sent again")])  # a deduplication id it knows
+        assert second.wait_until_empty(10)
+    finally:
+        second.stop()
+
+    assert handler.delivered == [("a1", 2), ("a2", 1), ("b1", 1)]  # a1's interrupted receive counts
+    assert json.loads(stopped_with.read_text())["messages"] == []
+
+
+def test_a_message_waiting_for_its_retry_keeps_its_due_time_across_a_restart(tmp_path):
+    store = tmp_path / "jobs.json"
+    failing = Recorder(fail=lambda body, attempt: True)
+    first = LocalJobQueue(failing, max_attempts=3, default_retry_s=3600, store=store)
+    try:
+        first.enqueue("g", [("1", "later")])
+        assert _eventually(lambda: first.delivered == 1)
+    finally:
+        first.stop()
+    [saved] = json.loads(store.read_text())["messages"]
+    assert 3590 < saved["due"] - time.time() <= 3600
+
+    early, due = Recorder(), Recorder()
+    before_due = LocalJobQueue(early, max_attempts=3, store=store, wall_clock=lambda: time.time() + 3500)
+    try:
+        assert not before_due.wait_until_empty(0.5)
+    finally:
+        before_due.stop()
+    after_due = LocalJobQueue(due, max_attempts=3, store=store, wall_clock=lambda: time.time() + 3700)
+    try:
+        assert after_due.wait_until_empty(10)
+    finally:
+        after_due.stop()
+
+    assert early.delivered == []
+    assert due.delivered == [("later", 2)]
+
+
+@pytest.mark.parametrize("content", ["not json", '{"v": 99, "messages": []}', '{"v": 1, "messages": [{}]}'])
+def test_an_unreadable_store_is_set_aside_and_the_queue_starts_empty(tmp_path, content):
+    store = tmp_path / "jobs.json"
+    store.write_text(content)
+    handler = Recorder()
+    queue = LocalJobQueue(handler, max_attempts=3, store=store)
+    try:
+        queue.enqueue("g", [("1", "new")])
+        assert queue.wait_until_empty(10)
+    finally:
+        queue.stop()
+
+    assert handler.delivered == [("new", 1)]
+    assert (tmp_path / "jobs.json.unreadable").read_text() == content
+
+
+def _eventually(condition, timeout: float = 10) -> bool:
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_serve_keeps_one_store_per_database_named_without_its_password(tmp_path):
+    from gligabao.local.cli import jobs_store
+    from gligabao.settings import Settings
+
+    def store(url: str):
+        return jobs_store(Settings(database_url=url, data_dir=str(tmp_path)))
+
+    here = store("postgresql://gb:first-secret@db.example/gb")
+
+    assert here.parent == tmp_path / "jobs"
+    assert store("postgresql://gb:rotated-secret@db.example/gb") == here
+    assert store("postgresql://gb:first-secret@db.example/other") != here
+    assert store("postgresql://gb:first-secret@elsewhere.example/gb") != here
+    assert "secret" not in str(here)

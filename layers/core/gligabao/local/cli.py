@@ -196,17 +196,32 @@ def _containers(deps, template: Path, workers: int):
     worker = queue_worker(template)
     if deps.settings.jobs_queue_url or worker is None:
         return containers
+    store = jobs_store(deps.settings)
     if workers:  # the jobs in the remember worker's own processes
-        queue = LocalJobQueue(
-            as_handler(containers, FunctionCode(*worker)), max_attempts=deps.limits.async_max_attempts
-        )
-        containers.share_job_queue(queue)
+        handler = as_handler(containers, FunctionCode(*worker))
     else:  # on the queue's own thread, as before: a long job does not hold the requests up
         from gligabao.api.worker import create_worker
 
-        queue = LocalJobQueue(create_worker(), max_attempts=deps.limits.async_max_attempts)
+        handler = create_worker()
+    queue = LocalJobQueue(handler, max_attempts=deps.limits.async_max_attempts, store=store)
+    if workers:
+        containers.share_job_queue(queue)
     deps.use_job_queue(queue)
     return containers
+
+
+def jobs_store(settings) -> Path:
+    """Where the local job queue keeps its messages: one file per database (its artifacts' ids mean
+    nothing elsewhere), named by a digest of where the database is, never of its password."""
+    import hashlib
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    from gligabao.bootstrap import database_url
+
+    where = {k: v for k, v in conninfo_to_dict(database_url(settings)).items() if k != "password"}
+    digest = hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(settings.data_dir) / "jobs" / f"{digest}.json"
 
 
 def _with_auth_options(deps, args):

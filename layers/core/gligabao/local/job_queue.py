@@ -6,17 +6,25 @@ SQS-shaped events, one record each. Like SQS FIFO: a message group's messages ar
 at a time in the order sent (a group waits while its head is retried, other groups go on); a
 record the handler reports failed comes back after the backoff it set (`retry_after`), and after
 `max_attempts` receives it moves to `dead_letters` (the dead-letter queue); a deduplication id
-seen before is not queued again. Messages live in memory: stopping the server loses the queue
-(their artifacts stay pending).
+seen before is not queued again.
+
+Like SQS, the queue outlives the server: with a `store` (a JSON file; `gligabao serve` keeps one per
+database), every change is written there before the change is acted on, and a new queue on the
+same store takes the messages up again. A message that was in flight when the server stopped is
+delivered again at once (its attempt counted, as SQS counts a receive whose consumer died), and
+one waiting for a retry keeps its due time.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gligabao.local.server import LambdaContext
@@ -24,6 +32,8 @@ from gligabao.observability.logging import get_logger
 
 WORKER_TIMEOUT_MS = 300_000  # the worker function's Timeout in template.yaml
 DEFAULT_RETRY_S = 30.0  # a failed record's wait when the handler set no backoff (SQS: the visibility timeout)
+
+STORE_VERSION = 1
 
 logger = get_logger()
 
@@ -39,6 +49,7 @@ class QueuedMessage:
     receipt: str | None = None
     backoff_set: bool = False
     sent_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    in_flight: bool = False
 
 
 class LocalJobQueue:
@@ -49,13 +60,17 @@ class LocalJobQueue:
         max_attempts: int,
         default_retry_s: float = DEFAULT_RETRY_S,
         clock=time.monotonic,
+        store: Path | None = None,
+        wall_clock=time.time,
     ):
         self._handler = handler
         self._default_retry_s = default_retry_s
         self._max_attempts = max_attempts
         self._clock = clock
-        self._messages: list[QueuedMessage] = []
-        self._seen: set[str] = set()
+        self._wall_clock = wall_clock
+        self._store = store
+        self._messages: list[QueuedMessage] = self._load() if store else []
+        self._seen: set[str] = {message.dedup_id for message in self._messages}
         self._busy = False
         self._stopped = False
         self._changed = threading.Condition()
@@ -73,6 +88,7 @@ class LocalJobQueue:
                     continue
                 self._seen.add(dedup_id)
                 self._messages.append(QueuedMessage(group, dedup_id, body))
+            self._save()
             self._changed.notify_all()
 
     def retry_after(self, receipt: str, seconds: int) -> None:
@@ -81,6 +97,7 @@ class LocalJobQueue:
                 if message.receipt == receipt:
                     message.visible_at = self._clock() + seconds
                     message.backoff_set = True
+            self._save()
             self._changed.notify_all()
 
     # --- for the tests, the bench and stopping ----------------------------------------------------
@@ -128,11 +145,12 @@ class LocalJobQueue:
                 message.receive_count += 1
                 message.receipt = str(uuid.uuid4())
                 message.backoff_set = False
-                message.visible_at = self._clock() + WORKER_TIMEOUT_MS / 1000  # in flight
-                self._busy = True
+                message.visible_at = self._clock() + WORKER_TIMEOUT_MS / 1000
+                message.in_flight = self._busy = True
+                self._save()
             failed = self._deliver(message)
             with self._changed:
-                self._busy = False
+                message.in_flight = self._busy = False
                 self.delivered += 1
                 if not failed:
                     self._messages.remove(message)
@@ -141,7 +159,56 @@ class LocalJobQueue:
                     self.dead_letters.append(message)
                 elif not message.backoff_set:
                     message.visible_at = self._clock() + self._default_retry_s
+                self._save()
                 self._changed.notify_all()
+
+    # --- the store ---------------------------------------------------------------------------------
+
+    def _save(self) -> None:
+        """Write the messages to the store (a new file renamed over the old, so a crash leaves one
+        or the other whole), due times as wall-clock times. Called with the lock held."""
+        if self._store is None:
+            return
+        now, wall = self._clock(), self._wall_clock()
+        messages = [
+            {
+                **{k: v for k, v in asdict(m).items() if k not in ("visible_at", "receipt", "backoff_set")},
+                "due": wall + max(0.0, m.visible_at - now),
+            }
+            for m in self._messages
+        ]
+        self._store.parent.mkdir(parents=True, exist_ok=True)
+        partial = self._store.with_name(self._store.name + ".partial")
+        partial.write_text(json.dumps({"v": STORE_VERSION, "messages": messages}))
+        os.replace(partial, self._store)
+
+    def _load(self) -> list[QueuedMessage]:
+        """The messages of the store: none when there is none yet; an unreadable store is set
+        aside (renamed `.unreadable`, logged) rather than stopping the server."""
+        try:
+            data = json.loads(self._store.read_text())
+            if data.get("v") != STORE_VERSION:
+                raise ValueError(f"store version {data.get('v')!r}")
+            now, wall = self._clock(), self._wall_clock()
+            return [
+                QueuedMessage(
+                    group=m["group"],
+                    dedup_id=m["dedup_id"],
+                    body=m["body"],
+                    message_id=m["message_id"],
+                    receive_count=m["receive_count"],
+                    sent_ms=m["sent_ms"],
+                    visible_at=now if m["in_flight"] else now + max(0.0, m["due"] - wall),
+                )
+                for m in data["messages"]
+            ]
+        except FileNotFoundError:
+            return []
+        except (ValueError, TypeError, KeyError, AttributeError):
+            aside = self._store.with_name(self._store.name + ".unreadable")
+            logger.exception("local job queue: unreadable store, set aside", extra={"store": str(aside)})
+            os.replace(self._store, aside)
+            return []
 
     def _deliver(self, message: QueuedMessage) -> bool:
         """Call the worker with a one-record SQS event; True when the record failed."""
