@@ -214,3 +214,20 @@ def test_serve_keeps_one_store_per_database_named_without_its_password(tmp_path)
     assert store("postgresql://gb:first-secret@db.example/other") != here
     assert store("postgresql://gb:first-secret@elsewhere.example/gb") != here
     assert "secret" not in str(here)
+
+
+def test_a_store_that_cannot_be_written_refuses_new_messages_and_the_queue_goes_on(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    handler = Recorder(fail=lambda body, attempt: attempt == 1)
+    queue = LocalJobQueue(handler, max_attempts=3, default_retry_s=0, store=tmp_path / "jobs.json")
+    try:
+        queue.enqueue("g", [("1", "first")])
+        queue._store = blocked / "jobs.json"  # its directory is a file now: every write fails
+        with pytest.raises(OSError):
+            queue.enqueue("g", [("2", "second")])
+        assert queue.wait_until_empty(10)
+    finally:
+        queue.stop()
+
+    assert handler.delivered == [("first", 1), ("first", 2)]  # its retry ran, unsaved; "second" never

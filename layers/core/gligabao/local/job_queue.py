@@ -82,13 +82,19 @@ class LocalJobQueue:
     # --- memory.ports.JobQueue ------------------------------------------------------------------
 
     def enqueue(self, group: str, messages: list[tuple[str, str]]) -> None:
+        """Queue the messages, or none of them (raising) when the store cannot be written."""
         with self._changed:
+            new: dict[str, QueuedMessage] = {}
             for dedup_id, body in messages:
-                if dedup_id in self._seen:
-                    continue
-                self._seen.add(dedup_id)
-                self._messages.append(QueuedMessage(group, dedup_id, body))
-            self._save()
+                if dedup_id not in self._seen and dedup_id not in new:
+                    new[dedup_id] = QueuedMessage(group, dedup_id, body)
+            self._messages.extend(new.values())
+            try:
+                self._save()
+            except OSError:
+                del self._messages[len(self._messages) - len(new) :]
+                raise
+            self._seen.update(new)
             self._changed.notify_all()
 
     def retry_after(self, receipt: str, seconds: int) -> None:
@@ -97,7 +103,7 @@ class LocalJobQueue:
                 if message.receipt == receipt:
                     message.visible_at = self._clock() + seconds
                     message.backoff_set = True
-            self._save()
+            self._save_or_log()
             self._changed.notify_all()
 
     # --- for the tests, the bench and stopping ----------------------------------------------------
@@ -147,7 +153,7 @@ class LocalJobQueue:
                 message.backoff_set = False
                 message.visible_at = self._clock() + WORKER_TIMEOUT_MS / 1000
                 message.in_flight = self._busy = True
-                self._save()
+                self._save_or_log()
             failed = self._deliver(message)
             with self._changed:
                 message.in_flight = self._busy = False
@@ -159,7 +165,7 @@ class LocalJobQueue:
                     self.dead_letters.append(message)
                 elif not message.backoff_set:
                     message.visible_at = self._clock() + self._default_retry_s
-                self._save()
+                self._save_or_log()
                 self._changed.notify_all()
 
     # --- the store ---------------------------------------------------------------------------------
@@ -181,6 +187,17 @@ class LocalJobQueue:
         partial = self._store.with_name(self._store.name + ".partial")
         partial.write_text(json.dumps({"v": STORE_VERSION, "messages": messages}))
         os.replace(partial, self._store)
+
+    def _save_or_log(self) -> None:
+        """The queue's own changes: a store that cannot be written (a full disk) is logged and the
+        queue goes on in memory; only a new message's write must succeed (`enqueue` raises, and the
+        remember answers 503)."""
+        try:
+            self._save()
+        except OSError:
+            logger.exception(
+                "local job queue: the store could not be written", extra={"store": str(self._store)}
+            )
 
     def _load(self) -> list[QueuedMessage]:
         """The messages of the store: none when there is none yet; an unreadable store is set
