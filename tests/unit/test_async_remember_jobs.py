@@ -231,3 +231,33 @@ def test_a_store_that_cannot_be_written_refuses_new_messages_and_the_queue_goes_
         queue.stop()
 
     assert handler.delivered == [("first", 1), ("first", 2)]  # its retry ran, unsaved; "second" never
+
+
+def test_a_second_server_on_the_same_database_keeps_its_queue_in_memory(tmp_path):
+    store = tmp_path / "jobs.json"
+    held = Held()
+    first = LocalJobQueue(held, max_attempts=3, store=store)
+    second_handler = Recorder()
+    second = LocalJobQueue(second_handler, max_attempts=3, store=store)
+    try:
+        first.enqueue("g", [("1", "first's")])
+        assert held.running.wait(10)
+        second.enqueue("g", [("2", "second's")])
+        assert second.wait_until_empty(10)
+        saved = json.loads(store.read_text())["messages"]
+    finally:
+        held.release.set()
+        first.stop()
+        second.stop()
+
+    assert second_handler.delivered == [("second's", 1)]  # its own, not the first's
+    assert [m["body"] for m in saved] == ["first's"]  # the second wrote nothing over it
+    third_held = Held()
+    third = LocalJobQueue(third_held, max_attempts=3, store=store)  # the first stopped: the store is free
+    try:
+        third.enqueue("g", [("3", "third's")])
+        assert third_held.running.wait(10)
+        assert [m["body"] for m in json.loads(store.read_text())["messages"]] == ["third's"]
+    finally:
+        third_held.release.set()
+        third.stop()

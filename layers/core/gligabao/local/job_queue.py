@@ -68,8 +68,9 @@ class LocalJobQueue:
         self._max_attempts = max_attempts
         self._clock = clock
         self._wall_clock = wall_clock
-        self._store = store
-        self._messages: list[QueuedMessage] = self._load() if store else []
+        self._store_lock = _lock_store(store) if store else None
+        self._store = store if self._store_lock else None
+        self._messages: list[QueuedMessage] = self._load() if self._store else []
         self._seen: set[str] = {message.dedup_id for message in self._messages}
         self._busy = False
         self._stopped = False
@@ -124,6 +125,8 @@ class LocalJobQueue:
             self._stopped = True
             self._changed.notify_all()
         self._thread.join(timeout=5)
+        if self._store_lock:
+            self._store_lock.close()  # the next server on this database takes the store up
 
     # --- the worker thread --------------------------------------------------------------------------
 
@@ -237,6 +240,28 @@ class LocalJobQueue:
             logger.exception("remember.job.invocation_failed")
             return True
         return any(f.get("itemIdentifier") == message.message_id for f in reply.get("batchItemFailures", []))
+
+
+def _lock_store(store: Path):
+    """The store's lock file, held for the queue's life; None when another server on the same
+    database holds it: this one's queue then lives in memory only (logged), as two servers' queues
+    writing one store would each overwrite the other's messages."""
+    store.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(store.with_name(store.name + ".lock"), "a")  # noqa: SIM115 (held until stop)
+    try:
+        import fcntl  # not on Windows: there the store is not locked
+    except ImportError:
+        return lock
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        logger.warning(
+            "local job queue: another server keeps this database's jobs; this one's live in memory",
+            extra={"store": str(store)},
+        )
+        return None
+    return lock
 
 
 def sqs_record(message: QueuedMessage) -> dict:
