@@ -31,6 +31,19 @@ def main() -> int:
         "--max-examples", type=int, default=500, help="Hypothesis examples per operation and phase"
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of the first round (then +1 per round)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="worker processes per function, as `gligabao serve --workers N` (the default of serve is 4), "
+        "with two concurrent clients; 0: in the server's process, one client",
+    )
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=120.0,
+        help="after the last round, how long the queued remembers may take to finish",
+    )
     args = parser.parse_args()
 
     from fakes.anthropic_server import FakeAnthropic
@@ -49,12 +62,15 @@ def main() -> int:
     failures: list[str] = []
     errors: list[str] = []
     rounds, started = 0, time.monotonic()
-    with scratch_database(bench_admin_url(), providers):
-        server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True)
+    with scratch_database(bench_admin_url(), providers) as scratch:
+        pools = worker_pools(args.workers)
+        queue = local_job_queue(pools)
+        server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True, containers=pools)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base_url = f"http://127.0.0.1:{server.server_address[1]}"
+        clients = 2 if args.workers else 1
         while time.monotonic() - started < args.minutes * 60:
-            report = fuzz(base_url, max_examples=args.max_examples, seed=args.seed + rounds)
+            report = fuzz(base_url, max_examples=args.max_examples, seed=args.seed + rounds, workers=clients)
             rounds += 1
             statuses.update(report.statuses)
             failures += report.failures
@@ -66,9 +82,65 @@ def main() -> int:
             )
         server.shutdown()
         server.server_close()
+        drained = queue.wait_until_empty(args.drain_seconds)
+        queue.stop()
+        if pools:
+            pools.close()
+        jobs = job_outcomes(scratch.owner_url, queue, drained)
     anthropic.stop()
     openai.stop()
-    return print_report(statuses, failures, errors, rounds, time.monotonic() - started)
+    code = print_report(statuses, failures, errors, rounds, time.monotonic() - started)
+    print("\n" + jobs)
+    return code or int(bool(queue.dead_letters))
+
+
+def worker_pools(size: int):
+    """The worker processes of `gligabao serve --workers size`, configured as this process's bundle
+    (the scratch database, the fake providers); None for the server's own process."""
+    if not size:
+        return None
+    from gligabao import bootstrap
+    from gligabao.local.containers import ContainerPools
+
+    return ContainerPools(size, settings_dump=bootstrap.bundle().settings.model_dump())
+
+
+def local_job_queue(pools):
+    """The job queue of `gligabao serve` (in memory), so that asynchronous and batch remembers are
+    queued and run as there: in the remember worker's processes, or on the queue's own thread."""
+    from gligabao import bootstrap
+    from gligabao.api.worker import create_worker
+    from gligabao.local.containers import FunctionCode, as_handler
+    from gligabao.local.job_queue import LocalJobQueue
+    from gligabao.local.template_routes import queue_worker
+
+    bundle = bootstrap.bundle()
+    worker = (
+        as_handler(pools, FunctionCode(*queue_worker(ROOT / "template.yaml"))) if pools else create_worker()
+    )
+    queue = LocalJobQueue(worker, max_attempts=bundle.limits.async_max_attempts)
+    if pools:
+        pools.share_job_queue(queue)
+    bundle.use_job_queue(queue)
+    return queue
+
+
+def job_outcomes(owner_url: str, queue, drained: bool) -> str:
+    """What became of the remembers: the text artifacts by status (synchronous ones are done at once;
+    a failed one with its error), and the dead letters, which only a server-side failure on every
+    attempt makes."""
+    import psycopg
+
+    with psycopg.connect(owner_url) as conn:
+        rows = conn.execute(
+            "SELECT status, coalesce(error, ''), count(*) FROM gb_artifacts "
+            "WHERE kind IN ('text', 'facts') GROUP BY 1, 2 ORDER BY 3 DESC"
+        ).fetchall()
+    lines = [f"queued remembers: {queue.delivered} deliveries, {len(queue.dead_letters)} dead letters"]
+    if not drained:
+        lines.append("  (the queue was not empty when the run ended)")
+    lines += [f"  {count:>6} {status}{': ' + error if error else ''}" for status, error, count in rows]
+    return "\n".join(lines)
 
 
 def print_report(
