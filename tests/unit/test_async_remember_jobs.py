@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import stat
 import threading
 import time
 
@@ -145,6 +146,7 @@ def test_the_queue_takes_its_messages_up_again_after_the_server_stopped(tmp_path
 
     assert handler.delivered == [("a1", 2), ("a2", 1), ("b1", 1)]  # a1's interrupted receive counts
     assert json.loads(stopped_with.read_text())["messages"] == []
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600  # the messages name users: the server's user only
 
 
 def test_a_message_waiting_for_its_retry_keeps_its_due_time_across_a_restart(tmp_path):

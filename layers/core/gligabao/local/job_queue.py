@@ -186,9 +186,11 @@ class LocalJobQueue:
             }
             for m in self._messages
         ]
-        self._store.parent.mkdir(parents=True, exist_ok=True)
+        self._store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         partial = self._store.with_name(self._store.name + ".partial")
-        partial.write_text(json.dumps({"v": STORE_VERSION, "messages": messages}))
+        # Readable by the server's user only: the messages name the users whose texts wait.
+        with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as file:
+            file.write(json.dumps({"v": STORE_VERSION, "messages": messages}))
         os.replace(partial, self._store)
 
     def _save_or_log(self) -> None:
@@ -246,7 +248,7 @@ def _lock_store(store: Path):
     """The store's lock file, held for the queue's life; None when another server on the same
     database holds it: this one's queue then lives in memory only (logged), as two servers' queues
     writing one store would each overwrite the other's messages."""
-    store.parent.mkdir(parents=True, exist_ok=True)
+    store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     lock = open(store.with_name(store.name + ".lock"), "a")  # noqa: SIM115 (held until stop)
     try:
         import fcntl  # not on Windows: there the store is not locked
