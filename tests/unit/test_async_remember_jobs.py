@@ -216,6 +216,8 @@ def test_serve_keeps_one_store_per_database_named_without_its_password(tmp_path)
     assert store("postgresql://gb:first-secret@db.example/other") != here
     assert store("postgresql://gb:first-secret@elsewhere.example/gb") != here
     assert "secret" not in str(here)
+    settings = Settings(database_url="postgresql://gb:first-secret@db.example/gb", data_dir=str(tmp_path))
+    assert jobs_store(settings, "cluster-1/16384") != jobs_store(settings, "cluster-2/16384")
 
 
 def test_a_store_that_cannot_be_written_refuses_new_messages_and_the_queue_goes_on(tmp_path):

@@ -196,7 +196,9 @@ def _containers(deps, template: Path, workers: int):
     worker = queue_worker(template)
     if deps.settings.jobs_queue_url or worker is None:
         return containers
-    store = jobs_store(deps.settings)
+    from gligabao.bootstrap import database_url
+
+    store = jobs_store(deps.settings, database_identity(database_url(deps.settings)))
     if workers:  # the jobs in the remember worker's own processes
         handler = as_handler(containers, FunctionCode(*worker))
     else:  # on the queue's own thread, as before: a long job does not hold the requests up
@@ -210,9 +212,11 @@ def _containers(deps, template: Path, workers: int):
     return containers
 
 
-def jobs_store(settings) -> Path:
+def jobs_store(settings, identity: str = "") -> Path:
     """Where the local job queue keeps its messages: one file per database (its artifacts' ids mean
-    nothing elsewhere), named by a digest of where the database is, never of its password."""
+    nothing elsewhere), named by a digest of where the database is, never of its password, and of
+    its `identity` (database_identity), so that a database made again in the same place starts
+    with no jobs of the old one."""
     import hashlib
 
     from psycopg.conninfo import conninfo_to_dict
@@ -220,8 +224,26 @@ def jobs_store(settings) -> Path:
     from gligabao.bootstrap import database_url
 
     where = {k: v for k, v in conninfo_to_dict(database_url(settings)).items() if k != "password"}
+    where["identity"] = identity
     digest = hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()[:16]
     return Path(settings.data_dir) / "jobs" / f"{digest}.json"
+
+
+def database_identity(url: str) -> str:
+    """What tells this database from one made again under the same name and place: the cluster's
+    system identifier (new at every initdb) and the database's OID (new at every CREATE DATABASE);
+    "" when the server will not say."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=10) as conn:
+            cluster, oid = conn.execute(
+                "SELECT (SELECT system_identifier FROM pg_control_system()),"
+                " (SELECT oid FROM pg_database WHERE datname = current_database())"
+            ).fetchone()
+    except psycopg.Error:
+        return ""
+    return f"{cluster}/{oid}"
 
 
 def _with_auth_options(deps, args):
