@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ WORKER_TIMEOUT_MS = 300_000  # the worker function's Timeout in template.yaml
 DEFAULT_RETRY_S = 30.0  # a failed record's wait when the handler set no backoff (SQS: the visibility timeout)
 
 STORE_VERSION = 1
+# What the store keeps of a message, besides whether it was in flight and when it is due.
+STORED_FIELDS = ("group", "dedup_id", "body", "message_id", "receive_count", "sent_ms")
 
 logger = get_logger()
 
@@ -72,7 +74,6 @@ class LocalJobQueue:
         self._store = store if self._store_lock else None
         self._messages: list[QueuedMessage] = self._load() if self._store else []
         self._seen: set[str] = {message.dedup_id for message in self._messages}
-        self._busy = False
         self._stopped = False
         self._changed = threading.Condition()
         self.dead_letters: list[QueuedMessage] = []
@@ -113,7 +114,7 @@ class LocalJobQueue:
         """True once every message is done or dead-lettered, False after `timeout` seconds."""
         end = time.monotonic() + timeout
         with self._changed:
-            while self._messages or self._busy:
+            while self._messages:  # a message in flight is still among them
                 left = end - time.monotonic()
                 if left <= 0:
                     return False
@@ -155,11 +156,11 @@ class LocalJobQueue:
                 message.receipt = str(uuid.uuid4())
                 message.backoff_set = False
                 message.visible_at = self._clock() + WORKER_TIMEOUT_MS / 1000
-                message.in_flight = self._busy = True
+                message.in_flight = True
                 self._save_or_log()
             failed = self._deliver(message)
             with self._changed:
-                message.in_flight = self._busy = False
+                message.in_flight = False
                 self.delivered += 1
                 if not failed:
                     self._messages.remove(message)
@@ -181,12 +182,12 @@ class LocalJobQueue:
         now, wall = self._clock(), self._wall_clock()
         messages = [
             {
-                **{k: v for k, v in asdict(m).items() if k not in ("visible_at", "receipt", "backoff_set")},
+                **{name: getattr(m, name) for name in STORED_FIELDS},
+                "in_flight": m.in_flight,
                 "due": wall + max(0.0, m.visible_at - now),
             }
             for m in self._messages
         ]
-        self._store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         partial = self._store.with_name(self._store.name + ".partial")
         # Readable by the server's user only: the messages name the users whose texts wait.
         with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as file:
@@ -214,12 +215,7 @@ class LocalJobQueue:
             now, wall = self._clock(), self._wall_clock()
             return [
                 QueuedMessage(
-                    group=m["group"],
-                    dedup_id=m["dedup_id"],
-                    body=m["body"],
-                    message_id=m["message_id"],
-                    receive_count=m["receive_count"],
-                    sent_ms=m["sent_ms"],
+                    **{name: m[name] for name in STORED_FIELDS},
                     visible_at=now if m["in_flight"] else now + max(0.0, m["due"] - wall),
                 )
                 for m in data["messages"]
