@@ -52,6 +52,8 @@ def main() -> int:
     from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
+    from gligabao import bootstrap
+    from gligabao.local.cli import serve_containers
     from gligabao.local.server import make_server
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
@@ -63,9 +65,11 @@ def main() -> int:
     errors: list[str] = []
     rounds, started = 0, time.monotonic()
     with scratch_database(bench_admin_url(), providers) as scratch:
-        pools = worker_pools(args.workers)
-        queue = local_job_queue(pools)
-        server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True, containers=pools)
+        # As `gligabao serve --workers N` runs: the same worker processes and job queue (in memory).
+        containers, queue = serve_containers(
+            bootstrap.bundle(), ROOT / "template.yaml", args.workers, durable_jobs=False
+        )
+        server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True, containers=containers)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base_url = f"http://127.0.0.1:{server.server_address[1]}"
         clients = 2 if args.workers else 1
@@ -84,45 +88,13 @@ def main() -> int:
         server.server_close()
         drained = queue.wait_until_empty(args.drain_seconds)
         queue.stop()
-        if pools:
-            pools.close()
+        containers.close()
         jobs = job_outcomes(scratch.owner_url, queue, drained)
     anthropic.stop()
     openai.stop()
     code = print_report(statuses, failures, errors, rounds, time.monotonic() - started)
     print("\n" + jobs)
     return code or int(bool(queue.dead_letters))
-
-
-def worker_pools(size: int):
-    """The worker processes of `gligabao serve --workers size`, configured as this process's bundle
-    (the scratch database, the fake providers); None for the server's own process."""
-    if not size:
-        return None
-    from gligabao import bootstrap
-    from gligabao.local.containers import ContainerPools
-
-    return ContainerPools(size, settings_dump=bootstrap.bundle().settings.model_dump())
-
-
-def local_job_queue(pools):
-    """The job queue of `gligabao serve` (in memory), so that asynchronous and batch remembers are
-    queued and run as there: in the remember worker's processes, or on the queue's own thread."""
-    from gligabao import bootstrap
-    from gligabao.api.worker import create_worker
-    from gligabao.local.containers import FunctionCode, as_handler
-    from gligabao.local.job_queue import LocalJobQueue
-    from gligabao.local.template_routes import queue_worker
-
-    bundle = bootstrap.bundle()
-    worker = (
-        as_handler(pools, FunctionCode(*queue_worker(ROOT / "template.yaml"))) if pools else create_worker()
-    )
-    queue = LocalJobQueue(worker, max_attempts=bundle.limits.async_max_attempts)
-    if pools:
-        pools.share_job_queue(queue)
-    bundle.use_job_queue(queue)
-    return queue
 
 
 def job_outcomes(owner_url: str, queue, drained: bool) -> str:

@@ -204,10 +204,9 @@ def _eventually(condition, timeout: float = 10) -> bool:
 
 def test_serve_keeps_one_store_per_database_named_without_its_password(tmp_path):
     from gligabao.local.cli import jobs_store
-    from gligabao.settings import Settings
 
-    def store(url: str):
-        return jobs_store(Settings(database_url=url, data_dir=str(tmp_path)))
+    def store(url: str, identity: str = "cluster-1/16384"):
+        return jobs_store(str(tmp_path), url, identity)
 
     here = store("postgresql://gb:first-secret@db.example/gb")
 
@@ -215,9 +214,8 @@ def test_serve_keeps_one_store_per_database_named_without_its_password(tmp_path)
     assert store("postgresql://gb:rotated-secret@db.example/gb") == here
     assert store("postgresql://gb:first-secret@db.example/other") != here
     assert store("postgresql://gb:first-secret@elsewhere.example/gb") != here
+    assert store("postgresql://gb:first-secret@db.example/gb", "cluster-2/16384") != here
     assert "secret" not in str(here)
-    settings = Settings(database_url="postgresql://gb:first-secret@db.example/gb", data_dir=str(tmp_path))
-    assert jobs_store(settings, "cluster-1/16384") != jobs_store(settings, "cluster-2/16384")
 
 
 def test_a_store_that_cannot_be_written_refuses_new_messages_and_the_queue_goes_on(tmp_path):

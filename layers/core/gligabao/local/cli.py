@@ -148,7 +148,7 @@ def _serve(args) -> int:
             print(f"gligabao serve --auth jwt: {error}", file=sys.stderr)
             return 2
     apply_schema()  # as the owner; the API then connects as gligabao_app, held by row-level security
-    containers = _containers(deps, template, args.workers)
+    containers, _ = serve_containers(deps, template, args.workers)
     server = make_server(template, args.host, args.port, authorizer=authorizer, containers=containers)
     host, port = server.server_address[:2]
     workers = f"{args.workers} worker processes per function" if args.workers else "in-process"
@@ -174,10 +174,11 @@ def _workers(text: str) -> int:
     return value
 
 
-def _containers(deps, template: Path, workers: int):
+def serve_containers(deps, template: Path, workers: int, *, durable_jobs: bool = True):
     """Where the functions run: `workers` processes per function (each configured as this process's
-    bundle), or this process. Asynchronous remembers, unless GB_JOBS_QUEUE_URL names SQS, go to a
-    queue in this process whose jobs run in the remember worker's own processes."""
+    bundle), or this process; and the local job queue, installed on `deps` (None when
+    GB_JOBS_QUEUE_URL names SQS): asynchronous remembers go to it, and its jobs run in the remember
+    worker's own processes. `durable_jobs`: the queue keeps its messages in var/jobs."""
     from gligabao.local.containers import (
         ContainerPools,
         FunctionCode,
@@ -195,10 +196,8 @@ def _containers(deps, template: Path, workers: int):
     )
     worker = queue_worker(template)
     if deps.settings.jobs_queue_url or worker is None:
-        return containers
-    from gligabao.bootstrap import database_url
-
-    store = jobs_store(deps.settings, database_identity(database_url(deps.settings)))
+        return containers, None
+    store = database_jobs_store(deps.settings) if durable_jobs else None
     if workers:  # the jobs in the remember worker's own processes
         handler = as_handler(containers, FunctionCode(*worker))
     else:  # on the queue's own thread, as before: a long job does not hold the requests up
@@ -209,10 +208,18 @@ def _containers(deps, template: Path, workers: int):
     if workers:
         containers.share_job_queue(queue)
     deps.use_job_queue(queue)
-    return containers
+    return containers, queue
 
 
-def jobs_store(settings, identity: str = "") -> Path:
+def database_jobs_store(settings) -> Path:
+    """The job store of the service's database (its URL, as the service connects)."""
+    from gligabao.bootstrap import database_url
+
+    url = database_url(settings)
+    return jobs_store(settings.data_dir, url, database_identity(url))
+
+
+def jobs_store(data_dir: str, url: str, identity: str) -> Path:
     """Where the local job queue keeps its messages: one file per database (its artifacts' ids mean
     nothing elsewhere), named by a digest of where the database is, never of its password, and of
     its `identity` (database_identity), so that a database made again in the same place starts
@@ -221,12 +228,10 @@ def jobs_store(settings, identity: str = "") -> Path:
 
     from psycopg.conninfo import conninfo_to_dict
 
-    from gligabao.bootstrap import database_url
-
-    where = {k: v for k, v in conninfo_to_dict(database_url(settings)).items() if k != "password"}
+    where = {k: v for k, v in conninfo_to_dict(url).items() if k != "password"}
     where["identity"] = identity
     digest = hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()[:16]
-    return Path(settings.data_dir) / "jobs" / f"{digest}.json"
+    return Path(data_dir) / "jobs" / f"{digest}.json"
 
 
 def database_identity(url: str) -> str:
