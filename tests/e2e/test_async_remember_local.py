@@ -84,3 +84,33 @@ def test_a_job_queued_when_the_server_stopped_is_done_by_the_next_server(api, mo
     artifact = api.get(f"/v1/gb/artifacts/{reply.json['artifact_id']}?user_id=u1")
     assert artifact.json["status"] == "done"
     assert sorted(e["name"] for e in artifact.json["entities"]) == ["Acme", "Alice"]
+
+
+def test_a_batch_over_http_extracts_and_embeds_each_text_once_and_stores_them_in_order(
+    api, models, local_jobs
+):
+    from remember_helpers import stages_called
+
+    fake_anthropic, fake_openai = models
+    cities = ["Paris", "Rome", "Oslo", "Lima", "Kyiv", "Bern"]
+    texts = [
+        {"text": f"Alice lives in {city}.", "reference_time": f"{2010 + i}-01-01T00:00:00Z"}
+        for i, city in reversed(list(enumerate(cities)))
+    ]
+
+    reply = api.post("/v1/gb/remember/batch", {"user_id": "u1", "dataset": "main", "texts": texts})
+
+    assert reply.status == 202
+    assert local_jobs.wait_until_empty(60)
+    assert stages_called(fake_anthropic).count("extract") == len(cities)  # four of them ahead
+    assert len(fake_openai.embedding_requests) == len(cities)
+    for artifact in reply.json["artifacts"]:
+        assert api.get(f"/v1/gb/artifacts/{artifact['artifact_id']}?user_id=u1").json["status"] == "done"
+    graph = api.get("/v1/gb/graph?user_id=u1&dataset=main&include_expired=true").json
+    names = {e["id"]: e["name"] for e in graph["entities"]}
+    live = [
+        names[e["target_id"]]
+        for e in graph["edges"]
+        if e["relation"] == "lives_in" and not e.get("invalid_at")
+    ]
+    assert live == ["Bern"]

@@ -28,6 +28,7 @@ PROTECTED_TABLES = (
     "gb_image_artifacts",
     "gb_inferences",
     "gb_trajectories",
+    "gb_prepared_texts",
 )
 
 
@@ -54,6 +55,11 @@ def two_users(db) -> dict[str, int]:
         )
         db.execute(
             "INSERT INTO gb_trajectories (dataset_id, kind, trajectory) VALUES (%s, 'query', '{}')", [dataset]
+        )
+        db.execute(
+            """INSERT INTO gb_prepared_texts (artifact_id, dataset_id, options, extraction, embedded)
+               VALUES (%s, %s, '{}', '{}', '{}')""",
+            [artifact, dataset],
         )
     return datasets
 
@@ -89,6 +95,7 @@ _OWNER = {
     "gb_image_artifacts": "t.dataset_id",
     "gb_inferences": "t.dataset_id",
     "gb_trajectories": "t.dataset_id",
+    "gb_prepared_texts": "t.dataset_id",
     "gb_entity_artifacts": "(SELECT dataset_id FROM gb_entities WHERE id = t.entity_id)",
     "gb_edge_artifacts": "(SELECT dataset_id FROM gb_edges WHERE id = t.edge_id)",
     "gb_entity_sessions": "(SELECT dataset_id FROM gb_entities WHERE id = t.entity_id)",
@@ -173,6 +180,19 @@ def test_the_user_cannot_link_their_entity_to_another_users_artifact(db, databas
 
     with as_the_service(database_url, "u1") as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("INSERT INTO gb_entity_artifacts VALUES (%s, %s)", [mine, their_artifact])
+
+
+def test_the_user_cannot_prepare_a_text_for_another_users_artifact(db, database_url):
+    datasets = two_users(db)
+    mine = add_artifact(db, datasets["u1"], "mine")
+    theirs = add_artifact(db, datasets["u2"], "secret")
+    row = "INSERT INTO gb_prepared_texts (artifact_id, dataset_id, options, extraction, embedded) VALUES (%s, %s, '{}', '{}', '{}')"
+
+    for artifact, dataset in ((theirs, datasets["u1"]), (theirs, datasets["u2"]), (mine, datasets["u2"])):
+        with as_the_service(database_url, "u1") as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(row, [artifact, dataset])
+    with as_the_service(database_url, "u1") as conn:
+        conn.execute(row, [mine, datasets["u1"]])
 
 
 def test_a_transaction_without_a_user_can_write_nothing(db, database_url):

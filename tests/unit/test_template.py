@@ -460,6 +460,16 @@ def test_the_worker_reports_partial_batch_failures_with_a_maximum_concurrency(te
     assert env["GB_ASYNC_MAX_ATTEMPTS"] == {"Ref": "AsyncMaxAttempts"}
 
 
+def test_the_texts_a_worker_prepares_ahead_are_a_parameter_with_the_services_default_and_bounds(template):
+    parameter = template["Parameters"]["AsyncPrepareAhead"]
+    field = Limits.model_fields["async_prepare_ahead"]
+    bounds = {type(m).__name__: m for m in field.metadata}
+    assert parameter["Default"] == Limits().async_prepare_ahead
+    assert (parameter["MinValue"], parameter["MaxValue"]) == (bounds["Ge"].ge, bounds["Le"].le)
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["GB_ASYNC_PREPARE_AHEAD"] == {"Ref": "AsyncPrepareAhead"}
+
+
 def test_only_remember_sends_jobs_and_only_the_worker_consumes_them(template):
     actions_by_role: dict[str, set[str]] = {}
     for role, statement in _statements(template):

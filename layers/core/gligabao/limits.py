@@ -231,6 +231,12 @@ class Limits(BaseModel):
         24_000, gt=0, description="a longer text is remembered asynchronously (202), async or not"
     )
     batch_remember_max_texts: int = Field(100, gt=0, description="texts of one POST /v1/gb/remember/batch")
+    async_prepare_ahead: int = Field(
+        4,
+        ge=0,
+        le=10,
+        description="queued short texts of a dataset a job extracts and embeds beside its own; 0: none",
+    )
     async_max_attempts: int = Field(
         5, gt=0, description="attempts of a job; the queue's maxReceiveCount (AsyncMaxAttempts) must match"
     )

@@ -23,7 +23,9 @@ from enum import Enum
 
 from gligabao.db import datasets as dataset_rows
 from gligabao.db import jobs as job_rows
+from gligabao.db import prepared as prepared_rows
 from gligabao.errors import GbError
+from gligabao.memory import prepare_ahead
 from gligabao.memory.facts import facts_request, remember_facts
 from gligabao.memory.ports import JobQueue, Memory
 from gligabao.memory.remember import AlreadyStored, TextToRemember, remember_text
@@ -157,11 +159,14 @@ def run(
     request_id: str | None = None,
 ) -> Outcome:
     """One attempt at a job (`attempt` counts from 1). Raises RetryLater when another attempt is due,
-    GaveUp after the last one; either way the artifact keeps the error and nothing is half-stored."""
+    GaveUp after the last one; either way the artifact keeps the error and nothing is half-stored.
+    The texts queued behind it may be extracted ahead meanwhile (memory/prepare_ahead.py)."""
     with memory.database.transaction(job.user_id) as uow:
         claimed = job_rows.claim(uow.conn, job.artifact_id)
-    if claimed is None:
-        return Outcome.SKIPPED
+        if claimed is None:
+            return Outcome.SKIPPED
+        prepared = prepare_ahead.usable(prepared_rows.take(uow.conn, claimed.id), job)
+        ahead = prepare_ahead.texts_to_prepare(memory, uow.conn, claimed.id, job)
     request = TextToRemember(
         user_id=job.user_id,
         dataset=claimed.dataset,
@@ -172,29 +177,37 @@ def run(
         models=job.models,
         eval=job.eval,
     )
-    try:
-        if claimed.kind == "facts":
-            remember_facts(
-                memory,
-                facts_request(request),
-                request_id=request_id,
-                deadline=deadline,
-                artifact_id=claimed.id,
-            )
-        else:
-            remember_text(memory, request, request_id=request_id, deadline=deadline, artifact_id=claimed.id)
-    except AlreadyStored:
-        return Outcome.SKIPPED
-    except Exception as exc:
-        error = _reason(exc)
-        if isinstance(exc, GbError) and exc.status < 500:
-            _mark(memory, job, "failed", error)
-            return Outcome.FAILED
-        if attempt >= max_attempts:
-            _mark(memory, job, "failed", f"{error} (after {attempt} attempts)")
-            raise GaveUp(error) from exc
-        _mark(memory, job, "pending", f"attempt {attempt} of {max_attempts} failed: {error}; retrying")
-        raise RetryLater(error, attempt) from exc
+    with prepare_ahead.preparing(memory, ahead, job, request_id=request_id, deadline=deadline):
+        try:
+            if claimed.kind == "facts":
+                remember_facts(
+                    memory,
+                    facts_request(request),
+                    request_id=request_id,
+                    deadline=deadline,
+                    artifact_id=claimed.id,
+                )
+            else:
+                remember_text(
+                    memory,
+                    request,
+                    request_id=request_id,
+                    deadline=deadline,
+                    artifact_id=claimed.id,
+                    prepared=prepared,
+                )
+        except AlreadyStored:
+            return Outcome.SKIPPED
+        except Exception as exc:
+            error = _reason(exc)
+            if isinstance(exc, GbError) and exc.status < 500:
+                _mark(memory, job, "failed", error)
+                return Outcome.FAILED
+            if attempt >= max_attempts:
+                _mark(memory, job, "failed", f"{error} (after {attempt} attempts)")
+                raise GaveUp(error) from exc
+            _mark(memory, job, "pending", f"attempt {attempt} of {max_attempts} failed: {error}; retrying")
+            raise RetryLater(error, attempt) from exc
     return Outcome.DONE
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from gligabao.ai.prompts.extract import Extraction
 from gligabao.db import geo as geo_rows
 from gligabao.db import graph_writes
 from gligabao.db.connection import UnitOfWork
@@ -61,6 +62,15 @@ class Remembered:
     trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
 
 
+@dataclass(frozen=True)
+class PreparedText:
+    """A text's extraction and the vectors of the strings it makes the remember embed, made ahead
+    of its job (memory/prepare_ahead.py): the job resolves and stores without those model calls."""
+
+    extraction: Extraction
+    vector_of: Mapping[str, Sequence[float]]
+
+
 @dataclass
 class Vectors:
     """The vectors of one embeddings request, by what they are of."""
@@ -78,11 +88,14 @@ def remember_text(
     request_id: str | None = None,
     deadline: float | None = None,
     artifact_id: int | None = None,
+    prepared: PreparedText | None = None,
 ) -> Remembered:
     """Remember one text. Both model clients are obtained before any call, so a missing key (503)
     costs no model call. `deadline` is a `time.monotonic()` instant the provider calls end before.
     `artifact_id`: the pending artifact of an asynchronous remember, which the store fills instead
-    of inserting one (AlreadyStored when another delivery of the job has filled it)."""
+    of inserting one (AlreadyStored when another delivery of the job has filled it). `prepared`:
+    the unchunked text's extraction and vectors, made ahead: no extract call, and no embeddings
+    request unless a string is missing from it."""
     with operation(
         memory,
         "remember",
@@ -98,23 +111,31 @@ def remember_text(
         chunks = split_text(request.text, memory.limits)
         op.trajectory.chunking(request.text, chunks, memory.limits)
         pieces = chunks or [request.text]
-        extractions = extract(
-            llm,
-            op.call,
-            pieces,
-            chunked=bool(chunks),
-            reference_time=reference_time,
-            now=now,
-            reasoning=dict(request.reasoning),
-            models=dict(request.models),
-            concurrency=memory.limits.extract_concurrency,
-            deadline=deadline,
+        ahead = prepared is not None and not chunks  # a chunked text is never prepared
+        extractions = (
+            [prepared.extraction]
+            if ahead
+            else extract(
+                llm,
+                op.call,
+                pieces,
+                chunked=bool(chunks),
+                reference_time=reference_time,
+                now=now,
+                reasoning=dict(request.reasoning),
+                models=dict(request.models),
+                concurrency=memory.limits.extract_concurrency,
+                deadline=deadline,
+            )
         )
+        if ahead:
+            op.counts["extracted_ahead"] = 1
         graph = merge_extractions(
             extractions, reference_time, name_max_chars=memory.limits.entity_name_max_chars
         )
         op.trajectory.extraction(graph)
-        vectors = embed(embedder, op.call, graph, chunks, deadline)
+        known = prepared.vector_of if prepared is not None else None
+        vectors = embed(embedder, op.call, graph, chunks, deadline, known=known)
         op.trajectory.embedding(vectors)
         judgement = judge_facts(memory, op.call, request, graph, vectors, reference_time, now, deadline)
         places = locate_places(geo, graph.entities)  # {} while geo is off
@@ -133,19 +154,39 @@ def remember_text(
         )
 
 
+def embedded_strings(graph: TextGraph, chunks: Sequence[str]) -> list[str]:
+    """What a remember embeds: each distinct string of its entities, facts, chunks and summaries."""
+    summaries = [s for s in graph.summaries if s]
+    return list(
+        dict.fromkeys(
+            [
+                *(e.embedding_text for e in graph.entities),
+                *(f.embedding_text for f in graph.facts),
+                *chunks,
+                *summaries,
+            ]
+        )
+    )
+
+
 def embed(
-    embedder: Embedder, call: CallContext, graph: TextGraph, chunks: Sequence[str], deadline: float | None
+    embedder: Embedder,
+    call: CallContext,
+    graph: TextGraph,
+    chunks: Sequence[str],
+    deadline: float | None,
+    *,
+    known: Mapping[str, Sequence[float]] | None = None,
 ) -> Vectors:
-    """Every string of the call in one embeddings request (each distinct string once)."""
+    """Every string of the call in one embeddings request (each distinct string once), but those
+    `known` already (made ahead): none when it holds them all."""
     entity_texts = [entity.embedding_text for entity in graph.entities]
     fact_texts = [fact.embedding_text for fact in graph.facts]
     summaries = graph.summaries or [None] * len(chunks)
-    distinct = list(dict.fromkeys([*entity_texts, *fact_texts, *chunks, *(s for s in summaries if s)]))
-    vector_of = (
-        dict(zip(distinct, embedder.embed(call, distinct, deadline=deadline), strict=True))
-        if distinct
-        else {}
-    )
+    vector_of = {text: list(vector) for text, vector in (known or {}).items()}
+    missing = [text for text in embedded_strings(graph, chunks) if text not in vector_of]
+    if missing:
+        vector_of.update(zip(missing, embedder.embed(call, missing, deadline=deadline), strict=True))
     return Vectors(
         entities=[vector_of[text] for text in entity_texts],
         facts=[vector_of[text] for text in fact_texts],

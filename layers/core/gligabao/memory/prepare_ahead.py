@@ -1,0 +1,180 @@
+"""Extracting ahead (asynchronous remember): while a job of a dataset runs, the worker extracts and
+embeds the dataset's next queued texts beside it, so that their jobs only resolve and store.
+
+A dataset's jobs run one at a time, in order (memory/async_remember.py): each resolves its facts
+against what the earlier ones stored. The extract call and the embeddings request depend on nothing
+stored, only on the text, its reference time and the job's options, so they can run before their
+turn; the resolve call and the store cannot.
+- A window at a time: a job that finds none of its dataset's queued texts prepared prepares the
+  next `async_prepare_ahead` (4) at once, beside its own work, and waits for them before it ends
+  (a Lambda freezes whatever still runs when the handler returns). The jobs behind it find theirs
+  prepared and start none, until the window is used up.
+- Only short texts (unchunked: one extract call each), and never for eval jobs, whose trajectory
+  records the extraction as it happens.
+- A job takes (deletes) its prepared row when it starts and uses it only when its reasoning and
+  models are the ones it was made with; otherwise it extracts again, as it would have.
+- Every call made ahead is recorded in `gb_inferences`, used or not. A preparation that fails is
+  logged and forgotten: the text's own job makes the calls then, with its retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import psycopg
+from pydantic import ValidationError
+
+from gligabao.ai.prompts.extract import Extraction
+from gligabao.db import prepared as prepared_rows
+from gligabao.db.prepared import PreparedRow, WaitingText
+from gligabao.memory.extraction import extract, merge_extractions
+from gligabao.memory.ports import Memory
+from gligabao.memory.remember import PreparedText, embedded_strings
+from gligabao.observability.inferences import CallContext, save_inferences
+from gligabao.observability.logging import get_logger
+
+if TYPE_CHECKING:
+    from gligabao.memory.async_remember import RememberJob
+
+logger = get_logger()
+
+
+@dataclass
+class Preparation:
+    text: WaitingText
+    call: CallContext  # its model calls, recorded whether or not it succeeds
+    extraction: Extraction | None = None
+    embedded: list[str] | None = None
+    vectors: list[list[float]] | None = None
+
+
+def job_options(reasoning: Mapping[str, str], models: Mapping[str, str]) -> dict:
+    """What a prepared text must have been made with to be used by a job."""
+    return {"reasoning": dict(reasoning), "models": dict(models)}
+
+
+def texts_to_prepare(
+    memory: Memory, conn: psycopg.Connection, artifact_id: int, job: RememberJob
+) -> list[WaitingText]:
+    """In the transaction that claimed the job: the texts it prepares ahead (often none)."""
+    count = memory.limits.async_prepare_ahead
+    if count == 0 or job.eval:
+        return []
+    return prepared_rows.texts_to_prepare(conn, artifact_id, count, memory.limits.chunking_threshold_chars)
+
+
+def usable(row: PreparedRow | None, job: RememberJob) -> PreparedText | None:
+    """The prepared text a job uses: made with its options, still the reply the service reads."""
+    if row is None or job.eval or row.options != job_options(job.reasoning, job.models):
+        return None
+    if len(row.embedded) != len(row.vectors):
+        return None
+    try:
+        extraction = Extraction.model_validate(row.extraction)
+    except ValidationError:
+        return None
+    return PreparedText(extraction, dict(zip(row.embedded, row.vectors, strict=True)))
+
+
+@contextmanager
+def preparing(
+    memory: Memory,
+    texts: Sequence[WaitingText],
+    job: RememberJob,
+    *,
+    request_id: str | None,
+    deadline: float | None,
+) -> Iterator[None]:
+    """Prepare `texts` in threads while the block runs (the job's own work), then wait for them
+    and keep what succeeded, with every call's inferences, in one transaction."""
+    if not texts:
+        yield
+        return
+    preparations = [
+        Preparation(
+            text,
+            CallContext(
+                user_id=job.user_id,
+                type="remember",
+                session_id=text.session_id,
+                request_id=request_id,
+                dataset_id=text.dataset_id,
+            ),
+        )
+        for text in texts
+    ]
+    pool = ThreadPoolExecutor(max_workers=len(texts), thread_name_prefix="prepare-ahead")
+    for preparation in preparations:
+        pool.submit(_prepare, memory, preparation, job.reasoning, job.models, deadline)
+    try:
+        yield
+    finally:
+        pool.shutdown(wait=True)
+        _keep(memory, job.user_id, preparations, job_options(job.reasoning, job.models))
+
+
+def _prepare(
+    memory: Memory,
+    preparation: Preparation,
+    reasoning: Mapping[str, str],
+    models: Mapping[str, str],
+    deadline: float | None,
+) -> None:
+    text = preparation.text
+    try:
+        [extraction] = extract(
+            memory.llm,
+            preparation.call,
+            [text.text],
+            chunked=False,
+            reference_time=text.reference_time,
+            now=memory.clock(),
+            reasoning=dict(reasoning),
+            models=dict(models),
+            concurrency=1,
+            deadline=deadline,
+        )
+        graph = merge_extractions(
+            [extraction], text.reference_time, name_max_chars=memory.limits.entity_name_max_chars
+        )
+        embedded = embedded_strings(graph, [])
+        vectors = memory.embedder.embed(preparation.call, embedded, deadline=deadline) if embedded else []
+    except Exception as exc:
+        logger.warning(
+            "remember.prepare_ahead.failed",
+            extra={"artifact_id": text.artifact_id, "error_type": type(exc).__name__},
+        )
+        return
+    preparation.extraction, preparation.embedded, preparation.vectors = extraction, embedded, vectors
+
+
+def _keep(memory: Memory, user_id: str, preparations: Sequence[Preparation], options: dict) -> None:
+    """The prepared texts and the inferences of every preparation, in one transaction; when it
+    fails, the inferences alone (the cost of a call is recorded whatever happens to its result)."""
+    try:
+        with memory.database.transaction(user_id) as uow:
+            for p in preparations:
+                if p.extraction is not None:
+                    prepared_rows.save(
+                        uow.conn, p.text, options, p.extraction.model_dump(mode="json"), p.embedded, p.vectors
+                    )
+                save_inferences(uow.conn, p.call)
+        kept = sum(p.extraction is not None for p in preparations)
+        logger.info("remember.prepare_ahead", extra={"texts": len(preparations), "prepared": kept})
+        return
+    except Exception as exc:
+        for p in preparations:
+            p.call.saved = 0
+        logger.warning("remember.prepare_ahead.not_kept", extra={"error_type": type(exc).__name__})
+    try:
+        with memory.database.transaction(user_id) as uow:
+            for p in preparations:
+                save_inferences(uow.conn, p.call)
+    except Exception:
+        logger.warning(
+            "could not record inferences", extra={"count": sum(len(p.call.inferences) for p in preparations)}
+        )
