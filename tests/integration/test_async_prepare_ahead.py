@@ -67,13 +67,22 @@ def _graph(db, dataset: str) -> list[tuple]:
     ).fetchall()
 
 
+def _logged(capsys) -> list[str]:
+    """The messages of the worker's log lines (JSON, on stdout) since the last call."""
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    return [line["message"] for line in lines if "message" in line]
+
+
 def test_the_first_job_prepares_the_next_four_texts_and_each_text_is_extracted_and_embedded_once(
-    db, models, sqs_jobs
+    db, models, sqs_jobs, capsys
 ):
     fake_anthropic, fake_openai = models
     ids = _batch()
+    capsys.readouterr()
 
     pump(sqs_jobs, rounds=1)
+
+    assert "remember.prepare_ahead.used" not in _logged(capsys)
 
     assert artifact_status(db, ids[0]) == ("done", None)
     assert _prepared(db) == ids[1:5]  # the window: the next four, in the queue's order
@@ -82,6 +91,7 @@ def test_the_first_job_prepares_the_next_four_texts_and_each_text_is_extracted_a
 
     pump(sqs_jobs, rounds=1)  # the second job uses its text and starts nothing
 
+    assert _logged(capsys).count("remember.prepare_ahead.used") == 1
     assert _prepared(db) == ids[2:5]
     assert _extract_calls(fake_anthropic) == 5
     assert len(fake_openai.embedding_requests) == 5
@@ -123,10 +133,13 @@ def test_every_call_made_ahead_is_recorded_with_the_texts_dataset_and_session(db
     assert stages["embed"] == len(CITIES)
 
 
-def test_a_prepared_text_made_with_other_models_is_not_used_and_the_job_extracts_again(db, models, sqs_jobs):
+def test_a_prepared_text_made_with_other_models_is_not_used_and_the_job_extracts_again(
+    db, models, sqs_jobs, capsys
+):
     fake_anthropic, _ = models
     ids = _batch()
     pump(sqs_jobs, rounds=1)
+    capsys.readouterr()
     db.execute(
         """UPDATE gb_prepared_texts SET options = '{"reasoning": {}, "models": {"extract": "another"}}'
            WHERE artifact_id = %s""",
@@ -136,6 +149,7 @@ def test_a_prepared_text_made_with_other_models_is_not_used_and_the_job_extracts
     pump(sqs_jobs, rounds=1)
 
     assert _extract_calls(fake_anthropic) == 6  # five, and the second text's again
+    assert "remember.prepare_ahead.not_used" in _logged(capsys)
     assert artifact_status(db, ids[1]) == ("done", None)
     assert _prepared(db) == ids[2:5]  # taken (deleted), used or not
 
@@ -257,3 +271,30 @@ def test_a_text_prepared_over_an_hour_ago_no_longer_holds_the_window(db, models,
     pump(sqs_jobs, rounds=1)
 
     assert _prepared(db) == ids[2:6]  # the old ones kept, the one behind them prepared
+
+
+def test_a_preparation_slower_than_its_bound_is_abandoned_and_its_text_extracted_by_its_own_job(
+    db, models, sqs_jobs, monkeypatch
+):
+    from gligabao.memory import prepare_ahead
+
+    fake_anthropic, _ = models
+    monkeypatch.setattr(prepare_ahead, "PREPARE_SECONDS", 6.0)  # 4 s for the calls, 2 of margin
+    slowed = []
+
+    def slow_once_on_oslo(body: dict) -> Reply | dict:
+        if stage_of(body) == "extract" and "Oslo" in json.dumps(body["messages"]) and not slowed:
+            slowed.append(True)
+            return Reply(data=rule_based_model(body), delay_s=15.0)
+        return rule_based_model(body)
+
+    fake_anthropic.responder = slow_once_on_oslo
+    ids = _batch(cities=CITIES[:4])
+
+    pump(sqs_jobs, rounds=1)
+
+    assert slowed and _prepared(db) == [ids[1], ids[3]]  # Oslo's was given up
+    failed = db.execute("SELECT stage, error FROM gb_inferences WHERE NOT ok").fetchall()
+    assert [stage for stage, _ in failed] == ["extract"]
+    pump(sqs_jobs)
+    assert [artifact_status(db, i)[0] for i in ids] == ["done"] * 4

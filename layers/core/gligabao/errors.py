@@ -9,6 +9,12 @@ class GbError(Exception):
         self.message = message
 
 
+def failure_reason(exc: BaseException) -> str:
+    """What may be shown of a failure: the service's own messages (written to be shown), never an
+    unexpected exception's text, which might hold anything."""
+    return exc.message if isinstance(exc, GbError) else "internal error"
+
+
 class BadRequest(GbError):
     status = 400
 

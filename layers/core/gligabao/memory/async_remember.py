@@ -24,7 +24,7 @@ from enum import Enum
 from gligabao.db import datasets as dataset_rows
 from gligabao.db import jobs as job_rows
 from gligabao.db import prepared as prepared_rows
-from gligabao.errors import GbError
+from gligabao.errors import GbError, failure_reason
 from gligabao.memory import prepare_ahead
 from gligabao.memory.facts import facts_request, remember_facts
 from gligabao.memory.ports import JobQueue, Memory
@@ -199,7 +199,7 @@ def run(
         except AlreadyStored:
             return Outcome.SKIPPED
         except Exception as exc:
-            error = _reason(exc)
+            error = failure_reason(exc)
             if isinstance(exc, GbError) and exc.status < 500:
                 _mark(memory, job, "failed", error)
                 return Outcome.FAILED
@@ -219,9 +219,3 @@ def retry_delay_seconds(attempt: int, base: float, longest: float) -> int:
 def _mark(memory: Memory, job: RememberJob, status: str, error: str) -> None:
     with memory.database.transaction(job.user_id) as uow:
         job_rows.set_status(uow.conn, [job.artifact_id], status, error)
-
-
-def _reason(exc: Exception) -> str:
-    """What the artifact shows of a failure: the service's own messages (written to be shown),
-    never an unexpected exception's text, which might hold anything."""
-    return exc.message if isinstance(exc, GbError) else "internal error"

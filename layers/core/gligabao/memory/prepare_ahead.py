@@ -19,6 +19,8 @@ turn; the resolve call and the store cannot.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,6 +33,7 @@ from pydantic import ValidationError
 from gligabao.ai.prompts.extract import Extraction
 from gligabao.db import prepared as prepared_rows
 from gligabao.db.prepared import PreparedRow, WaitingText
+from gligabao.errors import failure_reason
 from gligabao.memory.extraction import extract, merge_extractions
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import PreparedText, embedded_strings
@@ -41,6 +44,12 @@ if TYPE_CHECKING:
     from gligabao.memory.async_remember import RememberJob
 
 logger = get_logger()
+
+# A preparation ends within this many seconds (a short text's extract call takes up to ~8 s, its
+# embeddings request ~1 s), or within the job's own deadline: the job waits for its preparations
+# before it returns, and a slow or rate-limited provider must not hold the dataset's queue for
+# the rest of the Lambda's timeout on calls that are only ahead of time.
+PREPARE_SECONDS = 60.0
 
 
 @dataclass
@@ -69,8 +78,17 @@ def texts_to_prepare(
 
 def usable(row: PreparedRow | None, job: RememberJob) -> PreparedText | None:
     """The prepared text a job uses: made with its options, still the reply the service reads."""
-    if row is None or job.eval or row.options != job_options(job.reasoning, job.models):
+    if row is None:
         return None
+    prepared = _read(row) if not job.eval and row.options == job_options(job.reasoning, job.models) else None
+    logger.info(
+        "remember.prepare_ahead.used" if prepared else "remember.prepare_ahead.not_used",
+        extra={"artifact_id": job.artifact_id},
+    )
+    return prepared
+
+
+def _read(row: PreparedRow) -> PreparedText | None:
     if len(row.embedded) != len(row.vectors):
         return None
     try:
@@ -109,12 +127,16 @@ def preparing(
     ]
     pool = ThreadPoolExecutor(max_workers=len(texts), thread_name_prefix="prepare-ahead")
     for preparation in preparations:
-        pool.submit(_prepare, memory, preparation, job.reasoning, job.models, deadline)
+        pool.submit(_prepare, memory, preparation, job.reasoning, job.models, _prepare_deadline(deadline))
     try:
         yield
     finally:
         pool.shutdown(wait=True)
         _keep(memory, job.user_id, preparations, job_options(job.reasoning, job.models))
+
+
+def _prepare_deadline(deadline: float | None) -> float:
+    return min(time.monotonic() + PREPARE_SECONDS, deadline if deadline is not None else math.inf)
 
 
 def _prepare(
@@ -146,7 +168,7 @@ def _prepare(
     except Exception as exc:
         logger.warning(
             "remember.prepare_ahead.failed",
-            extra={"artifact_id": text.artifact_id, "error_type": type(exc).__name__},
+            extra={"artifact_id": text.artifact_id, "error": failure_reason(exc)},
         )
         return
     preparation.extraction, preparation.embedded, preparation.vectors = extraction, embedded, vectors

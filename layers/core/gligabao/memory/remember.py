@@ -128,8 +128,6 @@ def remember_text(
                 deadline=deadline,
             )
         )
-        if ahead:
-            op.counts["extracted_ahead"] = 1
         graph = merge_extractions(
             extractions, reference_time, name_max_chars=memory.limits.entity_name_max_chars
         )
