@@ -3,6 +3,7 @@ and a batch of 100 texts (POST /v1/gb/remember/batch), with fake providers that 
 3 seconds per call, as real models do.
 
     .venv/bin/python bench/ingest.py [--document-kb 200] [--texts 100]
+    GB_ASYNC_PREPARE_AHEAD=0 .venv/bin/python bench/ingest.py   # the service's GB_* limits apply
 
 The requests go through the remember function's handler (202 at once); the local runtime's queue
 (`gligabao serve`'s, in-process) drains them with the worker handler the Lambda runs, one job at
@@ -49,7 +50,10 @@ def main() -> None:
     anthropic, openai = FakeAnthropic().start(), SlowOpenAI().start()
     anthropic.responder = lambda body: Reply(data=rule_based_model(body), delay_s=random.uniform(*LATENCY_S))
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="ERROR")
-    providers = provider_settings(anthropic, openai)
+    from gligabao.limits import Limits
+
+    # The service's GB_* limits, as on Lambda (GB_ASYNC_PREPARE_AHEAD=0: one text at a time).
+    providers = {**provider_settings(anthropic, openai), "limits": Limits.from_env(dict(os.environ))}
     admin_url = bench_admin_url()
     try:
         with scratch_database(admin_url, providers) as scratch:
@@ -95,7 +99,8 @@ def run(bundle, anthropic, openai, document_kb: int, texts: int) -> None:
     bundle.use_job_queue(queue)
     handler = remember_handler()
     print(
-        f"ingest: asynchronous remember, fake providers answering in {LATENCY_S[0]:.0f}-{LATENCY_S[1]:.0f} s"
+        f"ingest: asynchronous remember, fake providers answering in {LATENCY_S[0]:.0f}-{LATENCY_S[1]:.0f} s,"
+        f" texts prepared ahead: {bundle.limits.async_prepare_ahead}"
     )
     print(f"{'what':<28} {'wall s':>7} {'accept ms':>9} {'LLM calls':>9} {'embed req':>9} {'throughput':>22}")
     try:

@@ -61,26 +61,26 @@ class Preparation:
     vectors: list[list[float]] | None = None
 
 
-def job_options(reasoning: Mapping[str, str], models: Mapping[str, str]) -> dict:
+def _options(reasoning: Mapping[str, str], models: Mapping[str, str]) -> dict:
     """What a prepared text must have been made with to be used by a job."""
     return {"reasoning": dict(reasoning), "models": dict(models)}
 
 
-def texts_to_prepare(
-    memory: Memory, conn: psycopg.Connection, artifact_id: int, job: RememberJob
-) -> list[WaitingText]:
+def texts_to_prepare(memory: Memory, conn: psycopg.Connection, job: RememberJob) -> list[WaitingText]:
     """In the transaction that claimed the job: the texts it prepares ahead (often none)."""
     count = memory.limits.async_prepare_ahead
     if count == 0 or job.eval:
         return []
-    return prepared_rows.texts_to_prepare(conn, artifact_id, count, memory.limits.chunking_threshold_chars)
+    return prepared_rows.texts_to_prepare(
+        conn, job.artifact_id, count, memory.limits.chunking_threshold_chars
+    )
 
 
 def usable(row: PreparedRow | None, job: RememberJob) -> PreparedText | None:
     """The prepared text a job uses: made with its options, still the reply the service reads."""
     if row is None:
         return None
-    prepared = _read(row) if not job.eval and row.options == job_options(job.reasoning, job.models) else None
+    prepared = _read(row) if not job.eval and row.options == _options(job.reasoning, job.models) else None
     logger.info(
         "remember.prepare_ahead.used" if prepared else "remember.prepare_ahead.not_used",
         extra={"artifact_id": job.artifact_id},
@@ -132,7 +132,7 @@ def preparing(
         yield
     finally:
         pool.shutdown(wait=True)
-        _keep(memory, job.user_id, preparations, job_options(job.reasoning, job.models))
+        _keep(memory, job.user_id, preparations, _options(job.reasoning, job.models))
 
 
 def _prepare_deadline(deadline: float | None) -> float:
