@@ -129,11 +129,12 @@ def run(bundle, anthropic, openai, document_kb: int, texts: int) -> None:
         openai.requests.clear()
         started = time.perf_counter()
         body = {"user_id": "bench", "dataset": "batch", "texts": batch(texts)}
-        reply = _post_batch(handler, body)
+        reply = call_handler(handler, body, path="/v1/gb/remember/batch")
+        assert reply.status == 202, reply.json
         accepted = time.perf_counter() - started
         assert queue.wait_until_empty(3600)
         wall = time.perf_counter() - started
-        _check_done(bundle, [a["artifact_id"] for a in reply["artifacts"]])
+        _check_done(bundle, [a["artifact_id"] for a in reply.json["artifacts"]])
         _check_latest_lives(bundle, texts)
         _row(f"batch of {texts} texts", wall, accepted, anthropic, openai, f"{texts / wall:.2f} texts/s")
     finally:
@@ -145,27 +146,6 @@ def _row(what, wall, accepted, anthropic, openai, throughput) -> None:
         f"{what:<28} {wall:>7.1f} {accepted * 1000:>9.0f} {len(anthropic.messages):>9} "
         f"{len(openai.embedding_requests):>9} {throughput:>22}"
     )
-
-
-def _post_batch(handler, body: dict) -> dict:
-    import json
-
-    from gligabao.local.server import build_event
-
-    route = type("Route", (), {"path": "/v1/gb/remember/batch", "method": "ANY"})()
-    event = build_event(
-        route,
-        {},
-        "POST",
-        "/v1/gb/remember/batch",
-        "",
-        {"content-type": "application/json"},
-        json.dumps(body).encode(),
-        "127.0.0.1",
-    )
-    result = handler(event, None)
-    assert result["statusCode"] == 202, result["body"]
-    return json.loads(result["body"])
 
 
 def _check_done(bundle, ids: list[int]) -> None:

@@ -277,16 +277,22 @@ class HandlerReply:
 
 
 def call_handler(
-    handler, body: dict | None = None, *, raw: str | None = None, headers: dict[str, str] | None = None
+    handler,
+    body: dict | None = None,
+    *,
+    raw: str | None = None,
+    headers: dict[str, str] | None = None,
+    path: str = "/v1/gb/remember",
 ) -> HandlerReply:
+    """POST `body` (or `raw`) to the remember function's `path` as API Gateway would."""
     from types import SimpleNamespace
 
     from gligabao.local.server import build_event
 
-    route = SimpleNamespace(path="/v1/gb/remember", method="ANY")
+    route = SimpleNamespace(path=path, method="ANY")
     payload = raw.encode() if raw is not None else json.dumps(body).encode()
     headers = {"content-type": "application/json", **(headers or {})}
-    event = build_event(route, {}, "POST", "/v1/gb/remember", "", headers, payload, "127.0.0.1")
+    event = build_event(route, {}, "POST", path, "", headers, payload, "127.0.0.1")
     result = handler(event, None)
     return HandlerReply(result["statusCode"], json.loads(result["body"]), result.get("headers") or {})
 

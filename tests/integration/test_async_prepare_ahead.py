@@ -8,15 +8,13 @@ import json
 
 from fakes.anthropic_server import Reply
 from job_helpers import artifact_status, pump
-from remember_helpers import remember_handler, rule_based_model, stage_of
+from remember_helpers import call_handler, remember_handler, rule_based_model, stage_of
 
 CITIES = ["Paris", "Rome", "Oslo", "Lima", "Kyiv", "Quito"]
 
 
 def _batch(dataset: str = "main", cities=CITIES, **fields) -> list[int]:
     """A batch of texts, each moving Alice to the next city a year later; the artifacts' ids."""
-    from gligabao.local.server import build_event
-
     texts = [
         {
             "text": f"Alice lives in {city}. Bob works at Firm{i}.",
@@ -25,20 +23,9 @@ def _batch(dataset: str = "main", cities=CITIES, **fields) -> list[int]:
         for i, city in enumerate(cities)
     ]
     body = {"user_id": "u1", "dataset": dataset, "texts": texts, **fields}
-    route = type("Route", (), {"path": "/v1/gb/remember/batch", "method": "ANY"})()
-    event = build_event(
-        route,
-        {},
-        "POST",
-        "/v1/gb/remember/batch",
-        "",
-        {"content-type": "application/json"},
-        json.dumps(body).encode(),
-        "127.0.0.1",
-    )
-    result = remember_handler()(event, None)
-    assert result["statusCode"] == 202, result["body"]
-    return [a["artifact_id"] for a in json.loads(result["body"])["artifacts"]]
+    reply = call_handler(remember_handler(), body, path="/v1/gb/remember/batch")
+    assert reply.status == 202, reply.json
+    return [a["artifact_id"] for a in reply.json["artifacts"]]
 
 
 def _with_limits(**update) -> None:

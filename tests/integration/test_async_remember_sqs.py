@@ -255,21 +255,9 @@ def test_a_batch_queues_its_texts_in_order_of_reference_time_so_later_facts_supe
 
 
 def _batch_handler_reply(body: dict) -> dict:
-    from gligabao.local.server import build_event
-
-    event = build_event(
-        type("Route", (), {"path": "/v1/gb/remember/batch", "method": "ANY"})(),
-        {},
-        "POST",
-        "/v1/gb/remember/batch",
-        "",
-        {"content-type": "application/json"},
-        json.dumps(body).encode(),
-        "127.0.0.1",
-    )
-    result = remember_handler()(event, None)
-    assert result["statusCode"] == 202, result["body"]
-    return json.loads(result["body"])
+    reply = call_handler(remember_handler(), body, path="/v1/gb/remember/batch")
+    assert reply.status == 202, reply.json
+    return reply.json
 
 
 def test_without_a_provider_key_an_async_remember_is_503_and_queues_nothing(db, sqs_jobs):
