@@ -15,9 +15,7 @@ from remember_helpers import prompt_of, rule_based_model
 from sql_counting import count_round_trips_into, counting_round_trips, statements_in
 
 from gligabao import bootstrap
-from gligabao.local.containers import ContainerPools, FunctionCode, as_handler
 from gligabao.local.server import make_server
-from gligabao.local.template_routes import queue_worker
 
 QUESTION = {"user_id": "u1", "query": "Where does Alice work?"}
 
@@ -31,24 +29,21 @@ def answering(body: dict) -> dict:
 
 @pytest.fixture
 def serve_with_workers(db, tmp_path):
-    """Start `gligabao serve --workers size` as the CLI wires it (the test's settings, the local job
-    queue); its workers record their SQL statements in a file. Yields a starter."""
-    from gligabao.local.job_queue import LocalJobQueue
+    """Start `gligabao serve --workers size` with the CLI's own wiring (the test's settings, the local
+    job queue in memory); its workers record their SQL statements in a file. Yields a starter."""
+    from gligabao.local.cli import serve_containers
 
     started = []
 
     def start(size: int):
         statements = str(tmp_path / "statements.jsonl")
-        pools = ContainerPools(
+        pools, queue = serve_containers(
+            bootstrap.bundle(),
+            ROOT / "template.yaml",
             size,
-            settings_dump=bootstrap.bundle().settings.model_dump(),
+            durable_jobs=False,
             setup=functools.partial(count_round_trips_into, statements),
         )
-        queue = LocalJobQueue(
-            as_handler(pools, FunctionCode(*queue_worker(ROOT / "template.yaml"))),
-            max_attempts=bootstrap.bundle().limits.async_max_attempts,
-        )
-        pools.share_job_queue(queue)
         server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True, containers=pools)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         started.append((server, pools, queue))
@@ -60,6 +55,7 @@ def serve_with_workers(db, tmp_path):
         server.server_close()
         queue.stop()
         pools.close()
+    bootstrap.bundle().use_job_queue(None)
 
 
 def test_the_second_query_through_the_local_api_costs_the_warm_round_trips(api, models, serve_with_workers):

@@ -174,11 +174,12 @@ def _workers(text: str) -> int:
     return value
 
 
-def serve_containers(deps, template: Path, workers: int, *, durable_jobs: bool = True):
+def serve_containers(deps, template: Path, workers: int, *, durable_jobs: bool = True, setup=None):
     """Where the functions run: `workers` processes per function (each configured as this process's
     bundle), or this process; and the local job queue, installed on `deps` (None when
     GB_JOBS_QUEUE_URL names SQS): asynchronous remembers go to it, and its jobs run in the remember
-    worker's own processes. `durable_jobs`: the queue keeps its messages in var/jobs."""
+    worker's own processes. `durable_jobs`: the queue keeps its messages in var/jobs. `setup`: run
+    in each worker process when it starts (a picklable callable; tests count SQL with it)."""
     from gligabao.local.containers import (
         ContainerPools,
         FunctionCode,
@@ -190,7 +191,7 @@ def serve_containers(deps, template: Path, workers: int, *, durable_jobs: bool =
     from gligabao.local.template_routes import queue_worker
 
     containers = (
-        ContainerPools(workers, settings_dump=deps.settings.model_dump())
+        ContainerPools(workers, settings_dump=deps.settings.model_dump(), setup=setup)
         if workers
         else InProcessContainer(load_handler)
     )
