@@ -449,6 +449,9 @@ def test_the_dashboard_shows_requests_errors_latency_model_calls_tokens_cost_and
         ("AWS/RDS", "DatabaseConnectionsCurrentlySessionPinned"),  # nothing pins beyond a transaction
     ):
         assert expected in metrics, expected
+    series = [tuple(m[:4]) for w in body["widgets"] for m in w["properties"]["metrics"] if m[0] == "gligabao"]
+    for metric in ("ServerErrors", "ModelCalls", "InputTokens", "CostUSD"):  # the asynchronous work too
+        assert ("gligabao", metric, "Operation", "remember_job") in series, metric
     latency = [w for w in body["widgets"] if "p50" in w["properties"]["title"]]
     stats = [m[-1]["stat"] for m in latency[0]["properties"]["metrics"]]
     assert stats == ["p50", "p95", "p99"] * 2

@@ -15,12 +15,23 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from gligabao import bootstrap
+from gligabao.errors import GbError, failure_reason
 from gligabao.memory import async_remember
-from gligabao.memory.async_remember import GaveUp, PoisonMessage, RememberJob, RetryLater
+from gligabao.memory.async_remember import (
+    AttemptFailed,
+    GaveUp,
+    PoisonMessage,
+    Refused,
+    RememberJob,
+    RetryLater,
+)
 from gligabao.observability.logging import get_logger
+from gligabao.observability.monitoring import RequestReport, reporting
 from gligabao.observability.tracing import instrumented
 
 logger = get_logger()
+
+JOB_OPERATION = "remember_job"  # the jobs' events and metrics, apart from the requests' own
 
 
 def create_worker():
@@ -43,7 +54,9 @@ def create_worker():
 
 
 def run_record(deps: bootstrap.Bundle, record: SQSRecord, deadline: float | None) -> str:
-    """One job; returns its outcome, raises (the record is reported failed) when SQS must retry it."""
+    """One job; returns its outcome, raises (the record is reported failed) when SQS must retry it.
+    Each job ends with one monitoring event, `remember_job.ok` or `remember_job.error`, with the
+    tokens and cost of every model call it made (those made ahead for the texts behind it too)."""
     try:
         job = RememberJob.from_body(record.body)
     except PoisonMessage as error:
@@ -51,6 +64,27 @@ def run_record(deps: bootstrap.Bundle, record: SQSRecord, deadline: float | None
         # would hold its group back until it reached the dead-letter queue.
         logger.error("remember.job.poison", extra={"message_id": record.message_id, "reason": str(error)})
         return "poison"
+    report = RequestReport(JOB_OPERATION, request_id=record.message_id, user_id=job.user_id)
+    status, error = 500, "internal error"
+    try:
+        with reporting(report):
+            outcome = _attempt(deps, job, record, deadline)
+        status, error = 200, None
+        return outcome
+    except Refused as refused:  # the artifact is failed; the message is done with
+        status, error = refused.status, refused.error
+        return "failed"
+    except AttemptFailed as failed:
+        status, error = failed.status, failed.error
+        raise
+    except Exception as exc:
+        status, error = (exc.status if isinstance(exc, GbError) else 500), failure_reason(exc)
+        raise
+    finally:
+        report.emit(status, error)
+
+
+def _attempt(deps: bootstrap.Bundle, job: RememberJob, record: SQSRecord, deadline: float | None) -> str:
     attempt = int(record.attributes.approximate_receive_count or 1)
     limits = deps.limits
     context = {"artifact_id": job.artifact_id, "attempt": attempt, "message_id": record.message_id}
@@ -63,6 +97,9 @@ def run_record(deps: bootstrap.Bundle, record: SQSRecord, deadline: float | None
             deadline=deadline,
             request_id=record.message_id,
         )
+    except Refused as refused:
+        logger.warning("remember.job.failed", extra={**context, "error": refused.error})
+        raise
     except RetryLater as retry:
         delay = async_remember.retry_delay_seconds(
             attempt, limits.async_retry_backoff_s, limits.async_retry_backoff_max_s
@@ -71,7 +108,7 @@ def run_record(deps: bootstrap.Bundle, record: SQSRecord, deadline: float | None
         _retry_after(deps, record, delay, context)
         raise
     except GaveUp as gave_up:
-        logger.error("remember.job.dead_letter", extra={**context, "error": str(gave_up)})
+        logger.error("remember.job.dead_letter", extra={**context, "error": gave_up.error})
         # Visible again at once: SQS moves it to the dead-letter queue on its next receive.
         _retry_after(deps, record, 0, context)
         raise

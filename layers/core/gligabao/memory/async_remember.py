@@ -96,22 +96,34 @@ class PoisonMessage(Exception):
     """A message no attempt can process: dropped (logged), never retried, never blocking its group."""
 
 
-class RetryLater(Exception):
+class AttemptFailed(Exception):
+    """An attempt that stored nothing: `error` as the artifact shows it, `status` as the same
+    failure would answer over HTTP (the job's monitoring event reports it)."""
+
+    def __init__(self, error: str, status: int):
+        super().__init__(error)
+        self.error, self.status = error, status
+
+
+class Refused(AttemptFailed):
+    """A request error (4xx: the text cannot be remembered): the artifact is failed, never retried."""
+
+
+class RetryLater(AttemptFailed):
     """The attempt failed and another is due: the queue redelivers the message after a backoff."""
 
-    def __init__(self, error: str, attempt: int):
-        super().__init__(error)
-        self.error, self.attempt = error, attempt
+    def __init__(self, error: str, status: int, attempt: int):
+        super().__init__(error, status)
+        self.attempt = attempt
 
 
-class GaveUp(Exception):
+class GaveUp(AttemptFailed):
     """The last attempt failed: the artifact is marked failed, the message goes to the dead-letter queue."""
 
 
 class Outcome(Enum):
     DONE = "done"
     SKIPPED = "skipped"  # done already (a redelivery), forgotten meanwhile, or not the user's
-    FAILED = "failed"  # a request error: marked failed, never retried
 
 
 class QueueUnavailable(GbError):
@@ -158,8 +170,9 @@ def run(
     deadline: float | None = None,
     request_id: str | None = None,
 ) -> Outcome:
-    """One attempt at a job (`attempt` counts from 1). Raises RetryLater when another attempt is due,
-    GaveUp after the last one; either way the artifact keeps the error and nothing is half-stored.
+    """One attempt at a job (`attempt` counts from 1). Raises Refused for a request error, RetryLater
+    when another attempt is due, GaveUp after the last one; each time the artifact keeps the error
+    and nothing is half-stored.
     The texts queued behind it may be extracted ahead meanwhile (memory/prepare_ahead.py)."""
     with memory.database.transaction(job.user_id) as uow:
         claimed = job_rows.claim(uow.conn, job.artifact_id)
@@ -199,15 +212,15 @@ def run(
         except AlreadyStored:
             return Outcome.SKIPPED
         except Exception as exc:
-            error = failure_reason(exc)
-            if isinstance(exc, GbError) and exc.status < 500:
+            error, status = failure_reason(exc), exc.status if isinstance(exc, GbError) else 500
+            if status < 500:
                 _mark(memory, job, "failed", error)
-                return Outcome.FAILED
+                raise Refused(error, status) from exc
             if attempt >= max_attempts:
                 _mark(memory, job, "failed", f"{error} (after {attempt} attempts)")
-                raise GaveUp(error) from exc
+                raise GaveUp(error, status) from exc
             _mark(memory, job, "pending", f"attempt {attempt} of {max_attempts} failed: {error}; retrying")
-            raise RetryLater(error, attempt) from exc
+            raise RetryLater(error, status, attempt) from exc
     return Outcome.DONE
 
 

@@ -39,6 +39,7 @@ from gligabao.memory.ports import Memory
 from gligabao.memory.remember import PreparedText, embedded_strings
 from gligabao.observability.inferences import CallContext, save_inferences
 from gligabao.observability.logging import get_logger
+from gligabao.observability.monitoring import current_report
 
 if TYPE_CHECKING:
     from gligabao.memory.async_remember import RememberJob
@@ -133,6 +134,9 @@ def preparing(
     finally:
         pool.shutdown(wait=True)
         _keep(memory, job.user_id, preparations, _options(job.reasoning, job.models))
+        report = current_report()
+        if report is not None:  # the job's monitoring event counts the calls made ahead
+            report.more_calls.extend(p.call for p in preparations)
 
 
 def _prepare_deadline(deadline: float | None) -> float:

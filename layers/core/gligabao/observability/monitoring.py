@@ -143,8 +143,10 @@ class RequestReport:
     call: CallContext | None = None
     counts: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
+    more_calls: list[CallContext] = field(default_factory=list)  # made beside it (texts prepared ahead)
 
     def emit(self, status: int, error: str | None = None) -> None:
+        calls = [c for c in (self.call, *self.more_calls) if c is not None]
         emit_event(
             f"{self.operation}.{'ok' if status < 400 else 'error'}",
             request_id=self.request_id,
@@ -154,9 +156,17 @@ class RequestReport:
             duration_ms=round((time.perf_counter() - self.started) * 1000, 3),
             status=status,
             counts=self.counts,
-            call=self.call,
+            call=_together(calls) if len(calls) > 1 else self.call,
             error=error,
         )
+
+
+def _together(calls: list[CallContext]) -> CallContext:
+    """One context holding the model calls of several, for their tokens and cost in one event."""
+    first = calls[0]
+    return CallContext(
+        user_id=first.user_id, type=first.type, inferences=[i for call in calls for i in call.inferences]
+    )
 
 
 _current_report: ContextVar[RequestReport | None] = ContextVar("gligabao_request_report", default=None)
