@@ -105,6 +105,19 @@ def lambda_record(message: dict, queue_url: str) -> dict:
     }
 
 
+def pump_refused(queues: Queues, error: str = "models: no such model") -> list[dict]:
+    """`pump`, with the worker's remember refusing every text as a request error (400)."""
+    from gligabao.errors import BadRequest
+    from gligabao.memory import async_remember
+
+    def refused(*args, **kwargs):
+        raise BadRequest(error)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(async_remember, "remember_text", refused)
+        return pump(queues)
+
+
 def artifact_status(db, artifact_id: int) -> tuple[str, str | None]:
     row = db.execute("SELECT status, error FROM gb_artifacts WHERE id = %s", [artifact_id]).fetchone()
     return row[0], row[1]

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from fakes.anthropic_server import Reply
-from job_helpers import pump
+from job_helpers import pump, pump_refused
 from remember_helpers import call_handler, remember_handler
 
 ALICE = {"user_id": "u1", "dataset": "main", "text": "Alice works at Acme.", "session_id": "s1"}
@@ -114,18 +114,10 @@ def test_a_failed_attempt_ends_with_an_error_event_with_the_providers_status(db,
 
 
 def test_a_refused_job_ends_with_a_client_error_event(db, models, sqs_jobs, capsys):
-    from gligabao.errors import BadRequest
-    from gligabao.memory import async_remember
-
     _accepted({**ALICE, "async": True})
     capsys.readouterr()
 
-    def refused(*args, **kwargs):
-        raise BadRequest("models: no such model")
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(async_remember, "remember_text", refused)
-        [reply] = pump(sqs_jobs)
+    [reply] = pump_refused(sqs_jobs, "models: no such model")
 
     assert reply == {"batchItemFailures": []}
     [(log, emf)] = _job_events(capsys)

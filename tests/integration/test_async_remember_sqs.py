@@ -8,7 +8,7 @@ import json
 
 from fakes.anthropic_server import Reply
 from graph_rows import graph_counts
-from job_helpers import MAX_ATTEMPTS, artifact_status, pump
+from job_helpers import MAX_ATTEMPTS, artifact_status, pump, pump_refused
 from remember_helpers import call_handler, remember_handler
 
 ALICE = {"user_id": "u1", "dataset": "main", "text": "Alice works at Acme.", "session_id": "s1"}
@@ -192,19 +192,9 @@ def test_a_job_of_another_user_is_skipped_by_row_level_security(db, models, sqs_
 
 
 def test_a_request_error_fails_the_artifact_at_once_without_retries(db, models, sqs_jobs):
-    from gligabao.errors import BadRequest
-    from gligabao.memory import async_remember
-
     artifact_id = _remember_async(ALICE)
 
-    def refused(*args, **kwargs):
-        raise BadRequest("models: no such model")
-
-    import pytest
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(async_remember, "remember_text", refused)
-        [reply] = pump(sqs_jobs)
+    [reply] = pump_refused(sqs_jobs, "models: no such model")
 
     assert reply == {"batchItemFailures": []}
     assert artifact_status(db, artifact_id) == ("failed", "models: no such model")
