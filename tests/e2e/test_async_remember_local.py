@@ -114,3 +114,31 @@ def test_a_batch_over_http_extracts_and_embeds_each_text_once_and_stores_them_in
         if e["relation"] == "lives_in" and not e.get("invalid_at")
     ]
     assert live == ["Bern"]
+
+
+def test_the_datasets_list_counts_the_texts_still_queued_and_those_failed(api, models, sqs_jobs):
+    from job_helpers import pump, pump_refused
+
+    def counts() -> dict:
+        [listed] = api.get("/v1/gb/datasets?user_id=u1").json["datasets"]
+        return {k: listed[k] for k in ("artifacts", "queued", "failed", "edges")}
+
+    texts = [{"text": f"Alice lives in {city}."} for city in ("Rome", "Oslo", "Lima")]
+    assert (
+        api.post("/v1/gb/remember/batch", {"user_id": "u1", "dataset": "main", "texts": texts}).status == 202
+    )
+
+    assert counts() == {"artifacts": 3, "queued": 3, "failed": 0, "edges": 0}
+
+    pump(sqs_jobs, rounds=2)
+
+    assert counts() == {"artifacts": 3, "queued": 1, "failed": 0, "edges": 1}
+
+    pump_refused(sqs_jobs)
+
+    assert counts() == {"artifacts": 3, "queued": 0, "failed": 1, "edges": 1}
+    assert (
+        api.post("/v1/gb/remember", {"user_id": "u1", "dataset": "main", "text": "Bob works at Acme."}).status
+        == 200
+    )
+    assert counts() == {"artifacts": 4, "queued": 0, "failed": 1, "edges": 2}

@@ -69,6 +69,13 @@ class DatasetSummary(BaseModel):
     name: str
     created_at: str = Field(description="RFC 3339, UTC")
     artifacts: int = Field(description="texts and images remembered (chunks not counted)")
+    queued: int = Field(
+        description="of the artifacts, asynchronous and batch remembers not done yet: pending "
+        "(queued, or waiting for a retry) or running; 0 when the dataset's last texts are stored"
+    )
+    failed: int = Field(
+        description="of the artifacts, asynchronous remembers that failed (GET /v1/gb/artifacts/{id} says why)"
+    )
     entities: int
     edges: int = Field(description="live edges: not superseded")
 
@@ -84,6 +91,8 @@ class DatasetList(BaseModel):
                     name=s.name,
                     created_at=rfc3339(s.created_at),
                     artifacts=s.artifacts,
+                    queued=s.queued,
+                    failed=s.failed,
                     entities=s.entities,
                     edges=s.edges,
                 )

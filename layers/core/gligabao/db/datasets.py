@@ -11,16 +11,22 @@ Row = TypeVar("Row")
 
 
 def list_with_counts(conn: psycopg.Connection, user_id: str, row_type: type[Row]) -> list[Row]:
-    """name, created_at and the counts of artifacts (chunks not counted), entities and live edges."""
+    """name, created_at and the counts of artifacts (chunks not counted; those of asynchronous
+    remembers still queued or running, and those failed, apart), entities and live edges."""
     return (
         conn.cursor(row_factory=class_row(row_type))
         .execute(
             """
-        SELECT d.name, d.created_at,
-               (SELECT count(*) FROM gb_artifacts a WHERE a.dataset_id = d.id AND a.kind <> 'chunk') AS artifacts,
+        SELECT d.name, d.created_at, a.artifacts, a.queued, a.failed,
                (SELECT count(*) FROM gb_entities e WHERE e.dataset_id = d.id) AS entities,
                (SELECT count(*) FROM gb_edges g WHERE g.dataset_id = d.id AND g.expired_at IS NULL) AS edges
         FROM gb_datasets d
+        CROSS JOIN LATERAL (
+            SELECT count(*) FILTER (WHERE kind <> 'chunk') AS artifacts,
+                   count(*) FILTER (WHERE status IN ('pending', 'running')) AS queued,
+                   count(*) FILTER (WHERE status = 'failed') AS failed
+            FROM gb_artifacts WHERE dataset_id = d.id
+        ) AS a
         WHERE d.user_id = %s
         ORDER BY d.name
         """,

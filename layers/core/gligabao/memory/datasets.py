@@ -15,6 +15,8 @@ class DatasetSummary:
     name: str
     created_at: datetime
     artifacts: int  # texts and images remembered (chunks not counted)
+    queued: int  # of them, asynchronous remembers not done yet: pending (or waiting for a retry) or running
+    failed: int  # of them, asynchronous remembers that failed (each artifact says why)
     entities: int
     edges: int  # live edges: not superseded
 
