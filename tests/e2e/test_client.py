@@ -157,6 +157,37 @@ def test_an_async_remember_is_accepted_then_waited_for(memory, db, models, local
     assert recorded.kind == "remember"
 
 
+def test_waiting_for_a_dataset_returns_once_its_batch_is_stored_with_the_failures_counted(
+    api, db, models, sqs_jobs
+):
+    from job_helpers import pump
+
+    waits = []
+
+    def one_job_per_wait(seconds: float) -> None:
+        waits.append(seconds)
+        pump(sqs_jobs, rounds=1)
+
+    with Memory(api.base_url, user_id="u1", retries=FAST, sleep=one_job_per_wait) as memory:
+        memory.remember_batch(["Alice works at Acme.", "Bob knows Alice."], dataset="batch")
+
+        summary = memory.wait_for_dataset("batch", interval=0.05)
+
+        assert waits == [0.05, 0.05]
+        assert (summary.name, summary.artifacts, summary.queued, summary.failed) == ("batch", 2, 0, 0)
+        assert summary.edges == 2
+        with pytest.raises(LookupError):
+            memory.wait_for_dataset("none", interval=0.05)
+
+
+def test_waiting_for_a_dataset_whose_texts_stay_queued_times_out(api, db, models, sqs_jobs):
+    with Memory(api.base_url, user_id="u1", retries=FAST, sleep=lambda seconds: None) as memory:
+        memory.remember_batch(["Alice works at Acme."], dataset="batch")
+
+        with pytest.raises(TimeoutError, match="1 queued"):
+            memory.wait_for_dataset("batch", timeout=0.2, interval=0.05)
+
+
 def test_an_image_is_remembered_with_its_media_type_read_from_its_bytes(memory, db, models):
     stored = memory.remember_image(image_file("image/jpeg"), caption="Alice works at Acme.", eval=True)
 

@@ -34,7 +34,7 @@ from gligabao.api.context_models import ContextResponse
 from gligabao.api.facts_models import FactsInput
 from gligabao.api.forget_models import ForgetResponse
 from gligabao.api.graph_models import GRAPHML_MEDIA_TYPE, NEXT_CURSOR_HEADER, GraphExport
-from gligabao.api.models import DatasetDeleted, DatasetList, Health
+from gligabao.api.models import DatasetDeleted, DatasetList, DatasetSummary, Health
 from gligabao.api.query_models import QueryResponse
 from gligabao.api.readback_models import ArtifactReadback, EntityReadback, SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, BatchAcceptedResponse, RememberResponse
@@ -298,6 +298,25 @@ class Memory:
                 return artifact
             if time.monotonic() + interval > deadline:
                 raise TimeoutError(f"artifact {artifact_id} is still {artifact.status} after {timeout:g} s")
+            self._sleep(interval)
+
+    def wait_for_dataset(
+        self, dataset: str | None = None, *, timeout: float = 600.0, interval: float = 2.0
+    ) -> DatasetSummary:
+        """Wait until none of the dataset's asynchronous remembers is queued (pending or running),
+        as after a batch: the dataset's summary, whose `failed` counts those that failed.
+        `TimeoutError` if some are still queued after `timeout` seconds; `LookupError` when the
+        user has no such dataset."""
+        name = dataset or self.dataset
+        deadline = time.monotonic() + timeout
+        while True:
+            summary = next((d for d in self.datasets().datasets if d.name == name), None)
+            if summary is None:
+                raise LookupError(f"no dataset {name!r}")
+            if summary.queued == 0:
+                return summary
+            if time.monotonic() + interval > deadline:
+                raise TimeoutError(f"dataset {name!r} still has {summary.queued} queued after {timeout:g} s")
             self._sleep(interval)
 
     # --- query ---------------------------------------------------------------------------------
