@@ -373,6 +373,27 @@ def test_an_empty_dataset_says_it_is_empty(explorer, api, models):
     assert explorer.page.is_hidden("#banner")
 
 
+def test_the_dataset_list_says_how_many_texts_are_still_queued_or_failed(explorer, api, models, sqs_jobs):
+    from job_helpers import pump, pump_refused
+
+    remember(api, "Alice works at Acme.")
+    texts = [{"text": f"Alice lives in {city}."} for city in ("Rome", "Oslo", "Lima")]
+    assert (
+        api.post("/v1/gb/remember/batch", {"user_id": "u1", "dataset": "main", "texts": texts}).status == 202
+    )
+    pump(sqs_jobs, rounds=1)
+
+    explorer.open()
+
+    option = explorer.page.wait_for_selector("#dataset option:has-text('queued')", state="attached")
+    assert option.text_content() == "main (3 entities, 2 facts, 2 queued)"
+    pump(sqs_jobs, rounds=1)
+    pump_refused(sqs_jobs)
+    explorer.open()
+    option = explorer.page.wait_for_selector("#dataset option:has-text('failed')", state="attached")
+    assert option.text_content() == "main (4 entities, 2 facts, 1 failed)"  # Oslo superseded Rome
+
+
 def test_a_user_without_datasets_is_told_so(explorer, api):
     explorer.open(user="nobody")
 

@@ -202,9 +202,7 @@ async function loadUser(user, wanted) {
     return;
   }
   for (const dataset of datasets) {
-    select.append(
-      h("option", { value: dataset.name }, `${dataset.name} (${dataset.entities} entities, ${dataset.edges} facts)`),
-    );
+    select.append(h("option", { value: dataset.name }, datasetLabel(dataset)));
   }
   if (wanted && !datasets.some((dataset) => dataset.name === wanted)) {
     select.append(h("option", { value: wanted }, `${wanted} (not listed)`));
@@ -218,6 +216,15 @@ async function loadUser(user, wanted) {
   select.disabled = false;
   select.value = wanted || (datasets.some((d) => d.name === "main") ? "main" : datasets[0].name);
   await loadDataset(select.value, { keepLayout: false });
+}
+
+// "main (12 entities, 9 facts, 3 queued, 1 failed)": texts of asynchronous remembers still to be
+// stored, or that failed, are said only when there are some.
+function datasetLabel(dataset) {
+  const counts = [`${dataset.entities} entities`, `${dataset.edges} facts`];
+  if (dataset.queued) counts.push(`${dataset.queued} queued`);
+  if (dataset.failed) counts.push(`${dataset.failed} failed`);
+  return `${dataset.name} (${counts.join(", ")})`;
 }
 
 async function fetchGraph(user, dataset) {
