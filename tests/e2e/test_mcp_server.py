@@ -83,6 +83,11 @@ def test_a_model_lists_the_tools_remembers_queries_reads_its_session_and_forgets
     assert {str(r.uri) for r in resources} == {"gligabao://datasets", "gligabao://datasets/work"}
     listed = json.loads(datasets.contents[0].text)
     assert listed["user_id"] == "u1" and [d["name"] for d in listed["datasets"]] == ["work"]
+    assert {k: listed["datasets"][0][k] for k in ("artifacts", "queued", "failed")} == {
+        "artifacts": 1,
+        "queued": 0,
+        "failed": 0,
+    }
     graph = json.loads(work.contents[0].text)["graph"]
     assert sorted(e["name"] for e in graph["entities"]) == ["Acme", "Alice"]
     assert "deleted 0 texts, 0 chunks, 0 entities, 1 facts" in text_of(forgotten)

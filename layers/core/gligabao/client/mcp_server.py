@@ -201,7 +201,8 @@ def build_server(memory: Memory) -> MemoryMcpServer:
     @server.resource(
         DATASETS_URI,
         name="datasets",
-        description="the user's datasets (separate memories) with their counts of texts, entities and facts",
+        description="the user's datasets (separate memories) with their counts of texts, entities and "
+        "facts, and of texts still queued or failed in the background",
         mime_type=JSON,
     )
     def datasets() -> str:
