@@ -11,7 +11,7 @@ import pytest
 
 from gligabao.observability.inferences import CallContext, Inference
 from gligabao.observability.logging import REDACTED, get_logger, redact, redact_text
-from gligabao.observability.monitoring import emit_event, parse_event_name
+from gligabao.observability.monitoring import RequestReport, emit_event, parse_event_name
 
 ANTHROPIC_KEY = "sk-ant-api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1JkLmNoPqRsTuVwXyZ_abc-123"
 OPENAI_KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -389,3 +389,14 @@ def test_a_failed_model_call_is_counted_for_the_dashboard(capsys):
     )
     emf, _ = _lines(capsys)
     assert (_value(emf[0], "ModelCalls"), _value(emf[0], "ModelCallFailures")) == (2, 1)
+
+
+def test_a_report_without_its_own_call_still_counts_the_one_call_made_beside_it(capsys):
+    # An asynchronous job that fails before its own operation starts, after preparing one text ahead.
+    capsys.readouterr()
+    report = RequestReport("remember_job", request_id="job-1", user_id="alice")
+    report.more_calls.append(_call_with_two_inferences())
+    report.emit(500, "internal error")
+    emf, lines = _lines(capsys)
+    assert (lines[0]["input_tokens"], lines[0]["output_tokens"]) == (1280, 300)
+    assert _value(emf[0], "ModelCalls") == 2

@@ -156,7 +156,7 @@ class RequestReport:
             duration_ms=round((time.perf_counter() - self.started) * 1000, 3),
             status=status,
             counts=self.counts,
-            call=_together(calls) if len(calls) > 1 else self.call,
+            call=_together(calls) if len(calls) > 1 else next(iter(calls), None),
             error=error,
         )
 
