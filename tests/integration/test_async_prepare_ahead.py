@@ -266,7 +266,8 @@ def test_a_preparation_slower_than_its_bound_is_abandoned_and_its_text_extracted
     from gligabao.memory import prepare_ahead
 
     fake_anthropic, _ = models
-    monkeypatch.setattr(prepare_ahead, "PREPARE_SECONDS", 6.0)  # 4 s for the calls, 2 of margin
+    # 12 s (the reply held back takes 15): room for the calls and the deadline margin on a slow machine
+    monkeypatch.setattr(prepare_ahead, "PREPARE_SECONDS", 12.0)
     slowed = []
 
     def slow_once_on_oslo(body: dict) -> Reply | dict:
@@ -285,3 +286,43 @@ def test_a_preparation_slower_than_its_bound_is_abandoned_and_its_text_extracted
     assert [stage for stage, _ in failed] == ["extract"]
     pump(sqs_jobs)
     assert [artifact_status(db, i)[0] for i in ids] == ["done"] * 4
+
+
+def test_the_texts_prepared_are_the_next_in_the_queue_not_the_oldest(db, models, sqs_jobs):
+    # A back-fill queued behind a batch (older reference times) waits its turn: the batch's own
+    # next texts are prepared, and within a request the texts queued first are prepared first.
+    batch = _batch(cities=["Paris", "Rome", "Oslo", "Lima", "Kyiv", "Quito"])
+    texts = [
+        {"text": f"Carol visited Town{i}.", "reference_time": f"{2003 - i}-01-01T00:00:00Z"} for i in range(4)
+    ]
+    reply = call_handler(
+        remember_handler(), {"user_id": "u1", "dataset": "main", "texts": texts}, path="/v1/gb/remember/batch"
+    )
+    backfill = [a["artifact_id"] for a in reply.json["artifacts"]]
+
+    pump(sqs_jobs, rounds=1)
+    assert _prepared(db) == batch[1:5]
+
+    # The rest of the batch; its fifth job prepared its sixth text and the back-fill's first three.
+    pump(sqs_jobs, rounds=5)
+    assert [artifact_status(db, i)[0] for i in batch] == ["done"] * len(batch)
+    assert sorted(backfill) == backfill[::-1]  # the ids follow the queue's order: the oldest first
+    assert _prepared(db) == sorted(backfill)[:3]
+
+
+def test_only_texts_queued_with_the_jobs_own_options_are_prepared(db, models, sqs_jobs):
+    # An eval batch and a batch with other models, queued behind a text, are not prepared by its
+    # job: none of their jobs could use what it prepared.
+    fake_anthropic, _ = models
+    first = _batch(cities=["Paris"])
+    evals = _batch(cities=["Rome", "Oslo"], eval=True)
+    others = _batch(cities=["Lima", "Kyiv"], models={"extract": "claude-other-1"})
+    same = _batch(cities=["Quito"])
+
+    pump(sqs_jobs, rounds=1)
+
+    assert artifact_status(db, first[0]) == ("done", None)
+    assert _prepared(db) == same
+    pump(sqs_jobs)
+    assert [artifact_status(db, i)[0] for i in evals + others + same] == ["done"] * 5
+    assert _extract_calls(fake_anthropic) == 6  # each text once

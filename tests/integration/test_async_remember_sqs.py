@@ -256,3 +256,79 @@ def test_without_a_provider_key_an_async_remember_is_503_and_queues_nothing(db, 
     assert reply.status == 503 and "ANTHROPIC_API_KEY" in reply.json["error"]
     assert graph_counts(db)["gb_artifacts"] == 0
     assert pump(sqs_jobs) == []
+
+
+class _Killed(BaseException):
+    """The end of an invocation that runs none of the worker's code (the Lambda's timeout, memory)."""
+
+
+def _attempt_killed(sqs_jobs) -> None:
+    """One delivery whose invocation is ended mid-job: the message is neither deleted nor given a
+    backoff, and comes back when its visibility timeout ends (at once here)."""
+    from job_helpers import lambda_record, worker
+
+    from gligabao.local.server import LambdaContext
+
+    [message] = sqs_jobs.sqs.receive_message(QueueUrl=sqs_jobs.url, AttributeNames=["All"])["Messages"]
+    event = {"Records": [lambda_record(message, sqs_jobs.url)]}
+    try:
+        worker()(event, LambdaContext("remember-worker", "test", timeout_ms=300_000))
+    except _Killed:
+        pass
+    sqs_jobs.sqs.change_message_visibility(
+        QueueUrl=sqs_jobs.url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+    )
+
+
+def test_a_job_whose_last_attempt_is_killed_reads_as_failed_once_that_attempt_has_ended(
+    db, models, sqs_jobs, monkeypatch
+):
+    from gligabao import bootstrap
+    from gligabao.memory import async_remember
+    from gligabao.memory.datasets import list_datasets
+    from gligabao.memory.readback import read_artifact
+
+    def killed(*args, **kwargs):
+        raise _Killed
+
+    monkeypatch.setattr(async_remember, "remember_text", killed)
+    artifact_id = _remember_async(ALICE)
+
+    def gives_up_in() -> float | None:
+        row = db.execute(
+            "SELECT extract(epoch FROM gives_up_at - now()) FROM gb_artifacts WHERE id = %s", [artifact_id]
+        ).fetchone()
+        return None if row[0] is None else float(row[0])
+
+    def seen() -> tuple:
+        [dataset] = list_datasets(bootstrap.bundle(), "u1")
+        artifact = read_artifact(bootstrap.bundle(), "u1", artifact_id).artifact
+        return artifact.status, dataset.queued, dataset.failed
+
+    for _ in range(MAX_ATTEMPTS - 1):
+        _attempt_killed(sqs_jobs)
+        assert gives_up_in() is None  # another attempt is coming
+        assert seen() == ("running", 1, 0)
+
+    _attempt_killed(sqs_jobs)  # the last: its message goes to the dead-letter queue
+    assert pump(sqs_jobs) == []
+    assert len(sqs_jobs.dead_letters()) == 1
+    assert 300 < gives_up_in() <= 360  # the attempt's 300 s and the margin
+    assert seen() == ("running", 1, 0)  # it may still be running
+
+    db.execute(
+        "UPDATE gb_artifacts SET gives_up_at = now() - interval '1 second' WHERE id = %s", [artifact_id]
+    )
+    assert seen() == ("failed", 0, 1)
+    error = read_artifact(bootstrap.bundle(), "u1", artifact_id).artifact.error
+    assert "ended before it finished" in error
+
+    monkeypatch.undo()  # a redrive runs the artifact again, from its first attempt
+    sqs_jobs.send(
+        async_remember.RememberJob(artifact_id, "u1").body(),
+        group="redrive",
+        dedup_id=f"redrive-{artifact_id}",
+    )
+    pump(sqs_jobs)
+    assert artifact_status(db, artifact_id) == ("done", None)
+    assert seen() == ("done", 0, 0)

@@ -304,7 +304,8 @@ class Memory:
         self, dataset: str | None = None, *, timeout: float = 600.0, interval: float = 2.0
     ) -> DatasetSummary:
         """Wait until none of the dataset's asynchronous remembers is queued (pending or running),
-        as after a batch: the dataset's summary, whose `failed` counts those that failed.
+        as after a batch: the dataset's summary, whose `failed` counts the dataset's failed texts
+        (of every batch, not only the last one's).
         `TimeoutError` if some are still queued after `timeout` seconds; `LookupError` when the
         user has no such dataset."""
         name = dataset or self.dataset

@@ -7,6 +7,8 @@ from typing import TypeVar
 import psycopg
 from psycopg.rows import class_row
 
+from gligabao.db.jobs import JOB_STATUS
+
 Row = TypeVar("Row")
 
 
@@ -16,7 +18,7 @@ def list_with_counts(conn: psycopg.Connection, user_id: str, row_type: type[Row]
     return (
         conn.cursor(row_factory=class_row(row_type))
         .execute(
-            """
+            f"""
         SELECT d.name, d.created_at, a.artifacts, a.queued, a.failed,
                (SELECT count(*) FROM gb_entities e WHERE e.dataset_id = d.id) AS entities,
                (SELECT count(*) FROM gb_edges g WHERE g.dataset_id = d.id AND g.expired_at IS NULL) AS edges
@@ -25,7 +27,7 @@ def list_with_counts(conn: psycopg.Connection, user_id: str, row_type: type[Row]
             SELECT count(*) FILTER (WHERE kind <> 'chunk') AS artifacts,
                    count(*) FILTER (WHERE status IN ('pending', 'running')) AS queued,
                    count(*) FILTER (WHERE status = 'failed') AS failed
-            FROM gb_artifacts WHERE dataset_id = d.id
+            FROM (SELECT a.kind, {JOB_STATUS} AS status FROM gb_artifacts a WHERE a.dataset_id = d.id) AS a
         ) AS a
         WHERE d.user_id = %s
         ORDER BY d.name

@@ -7,11 +7,20 @@ only the artifact (and its user), so a message is small and the text is written 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
+from psycopg.types.json import Jsonb
+
+# An artifact's status as it is read: a `running` artifact whose last attempt has ended without
+# finishing (the worker's timeout, memory) is failed; `a` is the artifact's alias.
+JOB_STATUS = "CASE WHEN a.status = 'running' AND a.gives_up_at <= now() THEN 'failed' ELSE a.status END"
+JOB_ERROR = (
+    "CASE WHEN a.status = 'running' AND a.gives_up_at <= now() "
+    "THEN 'the last attempt ended before it finished (the worker''s timeout or memory)' ELSE a.error END"
+)
 
 
 @dataclass(frozen=True)
@@ -34,12 +43,15 @@ class ClaimedArtifact:
     kind: str = "text"
 
 
-def insert_pending(conn: psycopg.Connection, dataset_id: int, texts: Sequence[PendingText]) -> list[int]:
-    """One pending text artifact per text, in one statement: their ids in the order given."""
+def insert_pending(
+    conn: psycopg.Connection, dataset_id: int, texts: Sequence[PendingText], job_options: Mapping
+) -> list[int]:
+    """One pending text artifact per text, in one statement, with the options of the jobs queued
+    for them: their ids in the order given."""
     rows = conn.execute(
         """
-        INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, status)
-        SELECT %(dataset_id)s, t.kind, t.text, t.session_id, t.reference_time, 'pending'
+        INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, status, job_options)
+        SELECT %(dataset_id)s, t.kind, t.text, t.session_id, t.reference_time, 'pending', %(job_options)s
         FROM unnest(%(kind)s::text[], %(text)s::text[], %(session_id)s::text[], %(reference_time)s::timestamptz[])
              WITH ORDINALITY AS t(kind, text, session_id, reference_time, ord)
         ORDER BY t.ord
@@ -47,6 +59,7 @@ def insert_pending(conn: psycopg.Connection, dataset_id: int, texts: Sequence[Pe
         """,
         {
             "dataset_id": dataset_id,
+            "job_options": Jsonb(dict(job_options)),
             "kind": [t.kind for t in texts],
             "text": [t.text for t in texts],
             "session_id": [t.session_id for t in texts],
@@ -56,17 +69,21 @@ def insert_pending(conn: psycopg.Connection, dataset_id: int, texts: Sequence[Pe
     return sorted(row["id"] for row in rows)  # identities follow the insertion order
 
 
-def claim(conn: psycopg.Connection, artifact_id: int) -> ClaimedArtifact | None:
+def claim(
+    conn: psycopg.Connection, artifact_id: int, last_attempt_ends_in: float | None = None
+) -> ClaimedArtifact | None:
     """Mark the artifact running and return what the pipeline needs; None when it is done already
-    (a redelivery), gone (forgotten meanwhile) or not the user's (row-level security)."""
+    (a redelivery), gone (forgotten meanwhile) or not the user's (row-level security). The last
+    attempt says within how many seconds it will have ended at the latest (JOB_STATUS)."""
     row = conn.execute(
         """
-        UPDATE gb_artifacts a SET status = 'running'
+        UPDATE gb_artifacts a
+        SET status = 'running', gives_up_at = now() + make_interval(secs => %(ends_in)s)
         FROM gb_datasets d
-        WHERE a.id = %s AND a.kind IN ('text', 'facts') AND a.status <> 'done' AND d.id = a.dataset_id
+        WHERE a.id = %(id)s AND a.kind IN ('text', 'facts') AND a.status <> 'done' AND d.id = a.dataset_id
         RETURNING a.id, d.name AS dataset, a.text, a.session_id, a.reference_time, a.kind
         """,
-        [artifact_id],
+        {"id": artifact_id, "ends_in": last_attempt_ends_in},
     ).fetchone()
     return ClaimedArtifact(**row) if row else None
 

@@ -38,10 +38,11 @@ class PreparedRow:
 
 
 def texts_to_prepare(
-    conn: psycopg.Connection, artifact_id: int, count: int, max_chars: int
+    conn: psycopg.Connection, artifact_id: int, count: int, max_chars: int, job_options: Mapping
 ) -> list[WaitingText]:
-    """The next `count` pending texts of the artifact's dataset (in the queue's order: reference
-    time) of at most `max_chars` characters, none prepared; [] while the dataset has texts
+    """The next `count` pending texts of the artifact's dataset (in the queue's order, which is
+    their ids') of at most `max_chars` characters, queued with `job_options` (the running job's:
+    only such a job can use what it prepares), none prepared; [] while the dataset has texts
     prepared already, so that texts are prepared a window at a time."""
     rows = conn.execute(
         """
@@ -49,14 +50,21 @@ def texts_to_prepare(
         SELECT a.id AS artifact_id, a.dataset_id, a.text, a.session_id, a.reference_time
         FROM running r JOIN gb_artifacts a ON a.dataset_id = r.dataset_id AND a.status = 'pending'
         WHERE a.id <> %(id)s AND a.kind = 'text' AND char_length(a.text) <= %(max_chars)s
+          AND a.job_options = %(job_options)s
           AND NOT EXISTS (SELECT 1 FROM gb_prepared_texts p WHERE p.artifact_id = a.id)
           AND NOT EXISTS (SELECT 1 FROM gb_prepared_texts p
                           WHERE p.dataset_id = r.dataset_id
                             AND p.created_at > now() - make_interval(secs => %(stale)s))
-        ORDER BY a.reference_time, a.id
+        ORDER BY a.id
         LIMIT %(count)s
         """,
-        {"id": artifact_id, "count": count, "max_chars": max_chars, "stale": STALE_AFTER_SECONDS},
+        {
+            "id": artifact_id,
+            "count": count,
+            "max_chars": max_chars,
+            "job_options": Jsonb(dict(job_options)),
+            "stale": STALE_AFTER_SECONDS,
+        },
     ).fetchall()
     return [WaitingText(**row) for row in rows]
 

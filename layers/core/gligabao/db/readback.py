@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import psycopg
 from pydantic import TypeAdapter
 
+from gligabao.db.jobs import JOB_ERROR, JOB_STATUS
 from gligabao.model import (
     ArtifactHeader,
     ChunkHeader,
@@ -70,7 +71,7 @@ def session_rows(
             SELECT id FROM gb_datasets WHERE id = %(dataset_id)s AND user_id = %(user_id)s
         ),
         artifact_page AS (
-            SELECT a.id, a.kind, a.session_id, a.reference_time, a.created_at, a.status,
+            SELECT a.id, a.kind, a.session_id, a.reference_time, a.created_at, {JOB_STATUS} AS status,
                    left(a.text, %(preview_chars)s) AS preview, length(a.text) AS chars,
                    (SELECT count(*) FROM gb_artifacts c WHERE c.parent_id = a.id) AS chunks
             FROM gb_artifacts a
@@ -137,7 +138,8 @@ def artifact_rows(conn: psycopg.Connection, *, user_id: str, artifact_id: int) -
         f"""
         WITH artifact AS (
             SELECT a.id, a.dataset_id, d.name AS dataset, a.kind, a.text, a.session_id, a.parent_id,
-                   a.chunk_index, a.summary, a.reference_time, a.created_at, a.status, a.error
+                   a.chunk_index, a.summary, a.reference_time, a.created_at,
+                   {JOB_STATUS} AS status, {JOB_ERROR} AS error
             FROM gb_artifacts a
             JOIN gb_datasets d ON d.id = a.dataset_id
             WHERE a.id = %(artifact_id)s AND d.user_id = %(user_id)s

@@ -16,6 +16,7 @@ Statuses: pending (queued, or waiting for a retry) -> running -> done, or failed
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +32,8 @@ from gligabao.memory.ports import JobQueue, Memory
 from gligabao.memory.remember import AlreadyStored, TextToRemember, remember_text
 
 JOB_VERSION = 1
+# After its deadline, how long a last attempt is still taken for running (db/jobs.py, JOB_STATUS).
+LAST_ATTEMPT_MARGIN_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,10 @@ class RememberJob:
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
     eval: bool = False  # store the job's trajectory with what it stores (SPEC section 10)
+
+    def options(self) -> dict:
+        """What the job's texts are remembered with: a pending artifact keeps it (`job_options`)."""
+        return {"reasoning": dict(self.reasoning), "models": dict(self.models), "eval": self.eval}
 
     def body(self) -> str:
         return json.dumps(
@@ -147,11 +154,15 @@ def accept(
     the call raises QueueUnavailable (503): nothing is left pending with no job to run it."""
     now = memory.clock()
     pending = [job_rows.PendingText(t.text, t.session_id, t.reference_time or now, t.kind) for t in texts]
+    # Inserted in the queue's order, so that the artifacts' ids follow it (memory/prepare_ahead.py
+    # prepares the texts queued next by id).
+    order = sorted(range(len(pending)), key=lambda i: (pending[i].reference_time, i))
+    options = RememberJob(0, user_id, dict(reasoning or {}), dict(models or {}), eval).options()
     with memory.database.transaction(user_id) as uow:
         dataset_id = dataset_rows.lock_or_create(uow.conn, user_id, dataset)
-        ids = job_rows.insert_pending(uow.conn, dataset_id, pending)
-    order = sorted(range(len(ids)), key=lambda i: (pending[i].reference_time, i))
-    jobs = [RememberJob(ids[i], user_id, dict(reasoning or {}), dict(models or {}), eval) for i in order]
+        queued_ids = job_rows.insert_pending(uow.conn, dataset_id, [pending[i] for i in order], options)
+    ids = [artifact_id for _, artifact_id in sorted(zip(order, queued_ids, strict=True))]
+    jobs = [RememberJob(i, user_id, dict(reasoning or {}), dict(models or {}), eval) for i in queued_ids]
     try:
         queue.enqueue(str(dataset_id), [(str(job.artifact_id), job.body()) for job in jobs])
     except Exception as exc:
@@ -175,7 +186,9 @@ def run(
     and nothing is half-stored.
     The texts queued behind it may be extracted ahead meanwhile (memory/prepare_ahead.py)."""
     with memory.database.transaction(job.user_id) as uow:
-        claimed = job_rows.claim(uow.conn, job.artifact_id)
+        claimed = job_rows.claim(
+            uow.conn, job.artifact_id, _ends_in(deadline) if attempt >= max_attempts else None
+        )
         if claimed is None:
             return Outcome.SKIPPED
         prepared = prepare_ahead.usable(prepared_rows.take(uow.conn, claimed.id), job)
@@ -222,6 +235,14 @@ def run(
             _mark(memory, job, "pending", f"attempt {attempt} of {max_attempts} failed: {error}; retrying")
             raise RetryLater(error, status, attempt) from exc
     return Outcome.DONE
+
+
+def _ends_in(deadline: float | None) -> float | None:
+    """Within how many seconds the attempt will have ended at the latest: its deadline, and a margin
+    for the clocks of the worker and the database; None without a deadline."""
+    if deadline is None:
+        return None
+    return max(0.0, deadline - time.monotonic()) + LAST_ATTEMPT_MARGIN_S
 
 
 def retry_delay_seconds(attempt: int, base: float, longest: float) -> int:

@@ -73,7 +73,7 @@ def texts_to_prepare(memory: Memory, conn: psycopg.Connection, job: RememberJob)
     if count == 0 or job.eval:
         return []
     return prepared_rows.texts_to_prepare(
-        conn, job.artifact_id, count, memory.limits.chunking_threshold_chars
+        conn, job.artifact_id, count, memory.limits.chunking_threshold_chars, job.options()
     )
 
 
