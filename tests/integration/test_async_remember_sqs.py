@@ -332,3 +332,61 @@ def test_a_job_whose_last_attempt_is_killed_reads_as_failed_once_that_attempt_ha
     pump(sqs_jobs)
     assert artifact_status(db, artifact_id) == ("done", None)
     assert seen() == ("done", 0, 0)
+
+
+class _RefusingTheSecondBatch:
+    """An SQS client that takes the first SendMessageBatch and refuses every later one."""
+
+    def __init__(self, sqs):
+        self._sqs, self.batches = sqs, 0
+
+    def send_message_batch(self, **request):
+        self.batches += 1
+        if self.batches == 1:
+            return self._sqs.send_message_batch(**request)
+        return {"Failed": [{"Id": e["Id"], "Code": "ServiceUnavailable"} for e in request["Entries"]]}
+
+
+def test_a_batch_the_queue_takes_only_in_part_is_503_and_its_queued_jobs_store_nothing(db, models, sqs_jobs):
+    from gligabao import bootstrap
+    from gligabao.aws.job_queue import SqsJobQueue
+    from gligabao.memory.datasets import list_datasets
+
+    fake_anthropic, _ = models
+    bootstrap.bundle().use_job_queue(SqsJobQueue(sqs_jobs.url, client=_RefusingTheSecondBatch(sqs_jobs.sqs)))
+    texts = [{"text": f"Person{i} lives in Rome."} for i in range(12)]  # two SendMessageBatch calls
+
+    reply = call_handler(
+        remember_handler(), {"user_id": "u1", "dataset": "main", "texts": texts}, path="/v1/gb/remember/batch"
+    )
+
+    assert reply.status == 503 and "nothing was remembered" in reply.json["error"]
+    replies = pump(sqs_jobs)
+    assert len(replies) == 10  # the first batch's jobs were queued, and each found its artifact cancelled
+    assert fake_anthropic.messages == []
+    assert graph_counts(db)["gb_entities"] == 0
+    statuses = db.execute("SELECT status, error FROM gb_artifacts").fetchall()
+    assert statuses == [("failed", "the job could not be queued")] * 12
+    [dataset] = list_datasets(bootstrap.bundle(), "u1")
+    assert (dataset.queued, dataset.failed) == (0, 12)
+
+
+def test_a_job_whose_request_is_cancelled_while_it_runs_rolls_back_what_it_stored(db, models, sqs_jobs):
+    from remember_helpers import rule_based_model, stage_of
+
+    fake_anthropic, _ = models
+    artifact_id = _remember_async(ALICE)
+
+    def cancel_then_answer(body: dict):
+        if stage_of(body) == "extract":  # the job has claimed the artifact: the request is refused now
+            db.execute(
+                "UPDATE gb_artifacts SET status = 'failed', error = 'the job could not be queued' WHERE id = %s",
+                [artifact_id],
+            )
+        return rule_based_model(body)
+
+    fake_anthropic.responder = cancel_then_answer
+
+    assert pump(sqs_jobs) == [{"batchItemFailures": []}]
+    assert artifact_status(db, artifact_id) == ("failed", "the job could not be queued")
+    assert graph_counts(db)["gb_entities"] == 0

@@ -16,6 +16,7 @@ import psycopg
 from pgvector import Vector
 from psycopg.rows import class_row
 
+from gligabao.db.jobs import NOT_CANCELLED, NOT_QUEUED
 from gligabao.model import EndedEdge, StoredEdge, StoredEntity
 
 
@@ -131,12 +132,15 @@ def send_fill_pending_artifact(
             SET status = 'done', error = NULL, reference_time = %(reference_time)s,
                 content_sha256 = encode(sha256(convert_to(text, 'UTF8')), 'hex')
             WHERE id = %(artifact_id)s AND dataset_id = %(dataset_id)s AND kind IN ('text', 'facts')
-              AND status <> 'done'
+              AND status <> 'done' AND """
+        + NOT_CANCELLED.format(a="")
+        + """
             RETURNING id, session_id
         ),
         """
         + _CHUNKS_OF_PARENT,
         {
+            "not_queued": NOT_QUEUED,
             "dataset_id": dataset_id,
             "artifact_id": artifact_id,
             "reference_time": reference_time,

@@ -14,6 +14,12 @@ from datetime import datetime
 import psycopg
 from psycopg.types.json import Jsonb
 
+# The error of the artifacts of a request whose jobs the queue refused: the request answered 503
+# "nothing was remembered", so a job of it that the queue did take stores nothing (`claim` skips
+# it, and a store that began before the refusal finds its artifact cancelled and rolls back).
+NOT_QUEUED = "the job could not be queued"
+NOT_CANCELLED = "NOT ({a}status = 'failed' AND {a}error IS NOT DISTINCT FROM %(not_queued)s)"
+
 # An artifact's status as it is read: a `running` artifact whose last attempt has ended without
 # finishing (the worker's timeout, memory) is failed; `a` is the artifact's alias.
 JOB_STATUS = "CASE WHEN a.status = 'running' AND a.gives_up_at <= now() THEN 'failed' ELSE a.status END"
@@ -73,7 +79,8 @@ def claim(
     conn: psycopg.Connection, artifact_id: int, last_attempt_ends_in: float | None = None
 ) -> ClaimedArtifact | None:
     """Mark the artifact running and return what the pipeline needs; None when it is done already
-    (a redelivery), gone (forgotten meanwhile) or not the user's (row-level security). The last
+    (a redelivery), gone (forgotten meanwhile), cancelled (NOT_QUEUED) or not the user's (row-level
+    security). The last
     attempt says within how many seconds it will have ended at the latest (JOB_STATUS)."""
     row = conn.execute(
         """
@@ -81,9 +88,12 @@ def claim(
         SET status = 'running', gives_up_at = now() + make_interval(secs => %(ends_in)s)
         FROM gb_datasets d
         WHERE a.id = %(id)s AND a.kind IN ('text', 'facts') AND a.status <> 'done' AND d.id = a.dataset_id
+          AND """
+        + NOT_CANCELLED.format(a="a.")
+        + """
         RETURNING a.id, d.name AS dataset, a.text, a.session_id, a.reference_time, a.kind
         """,
-        {"id": artifact_id, "ends_in": last_attempt_ends_in},
+        {"id": artifact_id, "ends_in": last_attempt_ends_in, "not_queued": NOT_QUEUED},
     ).fetchone()
     return ClaimedArtifact(**row) if row else None
 

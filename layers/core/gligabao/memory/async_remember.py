@@ -150,8 +150,9 @@ def accept(
 ) -> list[int]:
     """Store the texts as pending artifacts (one transaction) and queue their jobs, in order of
     reference time (a missing one is now, the order given breaking ties). The artifacts' ids, in the
-    order given. When the queue refuses a job, its artifact and the later ones are marked failed and
-    the call raises QueueUnavailable (503): nothing is left pending with no job to run it."""
+    order given. When the queue refuses a job, every artifact of the request is marked failed
+    (NOT_QUEUED: the jobs the queue took store nothing) and the call raises QueueUnavailable (503):
+    nothing is remembered, and nothing is left pending with no job to run it."""
     now = memory.clock()
     pending = [job_rows.PendingText(t.text, t.session_id, t.reference_time or now, t.kind) for t in texts]
     # Inserted in the queue's order, so that the artifacts' ids follow it (memory/prepare_ahead.py
@@ -167,7 +168,7 @@ def accept(
         queue.enqueue(str(dataset_id), [(str(job.artifact_id), job.body()) for job in jobs])
     except Exception as exc:
         with memory.database.transaction(user_id) as uow:
-            job_rows.set_status(uow.conn, ids, "failed", "the job could not be queued")
+            job_rows.set_status(uow.conn, ids, "failed", job_rows.NOT_QUEUED)
         raise QueueUnavailable("the job queue is unavailable; nothing was remembered") from exc
     return ids
 

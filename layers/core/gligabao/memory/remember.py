@@ -30,7 +30,8 @@ from gligabao.observability.inferences import CallContext, save_inferences, unsa
 
 
 class AlreadyStored(Exception):
-    """The pending artifact a remember was to fill is done (or gone): nothing more to store."""
+    """The pending artifact a remember was to fill is done, gone or cancelled (its request's jobs
+    could not all be queued): nothing more to store."""
 
 
 @dataclass(frozen=True)
