@@ -141,6 +141,29 @@ def test_a_prepared_text_made_with_other_models_is_not_used_and_the_job_extracts
     assert _prepared(db) == ids[2:5]  # taken (deleted), used or not
 
 
+def test_a_text_prepared_before_a_deploy_that_changed_the_model_is_not_used(
+    db, models, sqs_jobs, capsys, monkeypatch
+):
+    from gligabao import bootstrap
+
+    fake_anthropic, _ = models
+    ids = _batch()
+    pump(sqs_jobs, rounds=1)
+    [options] = [
+        row[0] for row in db.execute("SELECT options FROM gb_prepared_texts WHERE artifact_id = %s", [ids[1]])
+    ]
+    llm = bootstrap.bundle().llm
+    assert options["extract"] == f"anthropic:{llm.default_model}"
+    capsys.readouterr()
+
+    monkeypatch.setattr(llm, "default_model", "claude-haiku-9-9")  # the next deploy's GB_LLM_MODEL
+    pump(sqs_jobs, rounds=1)
+
+    assert _extract_calls(fake_anthropic) == 6
+    assert "remember.prepare_ahead.not_used" in _logged(capsys)
+    assert artifact_status(db, ids[1]) == ("done", None)
+
+
 def test_a_prepared_row_that_is_not_an_extraction_is_not_used(db, models, sqs_jobs):
     fake_anthropic, _ = models
     ids = _batch()

@@ -192,7 +192,7 @@ def run(
         )
         if claimed is None:
             return Outcome.SKIPPED
-        prepared = prepare_ahead.usable(prepared_rows.take(uow.conn, claimed.id), job)
+        prepared = prepare_ahead.usable(memory, prepared_rows.take(uow.conn, claimed.id), job)
         ahead = prepare_ahead.texts_to_prepare(memory, uow.conn, job)
     request = TextToRemember(
         user_id=job.user_id,

@@ -12,7 +12,8 @@ turn; the resolve call and the store cannot.
 - Only short texts (unchunked: one extract call each), and never for eval jobs, whose trajectory
   records the extraction as it happens.
 - A job takes (deletes) its prepared row when it starts and uses it only when its reasoning and
-  models are the ones it was made with; otherwise it extracts again, as it would have.
+  models, and the models they come to in its deployment, are the ones it was made with; otherwise
+  it extracts again, as it would have.
 - Every call made ahead is recorded in `gb_inferences`, used or not. A preparation that fails is
   logged and forgotten: the text's own job makes the calls then, with its retries.
 """
@@ -62,9 +63,18 @@ class Preparation:
     vectors: list[list[float]] | None = None
 
 
-def _options(reasoning: Mapping[str, str], models: Mapping[str, str]) -> dict:
-    """What a prepared text must have been made with to be used by a job."""
-    return {"reasoning": dict(reasoning), "models": dict(models)}
+def _options(memory: Memory, reasoning: Mapping[str, str], models: Mapping[str, str]) -> dict:
+    """What a prepared text must have been made with to be used by a job: the job's options, and
+    the models they come to in this deployment (a deploy that changes `GB_LLM_MODEL`, the provider
+    or the embeddings model during a batch leaves the texts prepared before it unused)."""
+    llm, embedder = memory.llm, memory.embedder
+    extract_model = models.get("extract") or getattr(llm, "default_model", "")
+    return {
+        "reasoning": dict(reasoning),
+        "models": dict(models),
+        "extract": f"{getattr(llm, 'provider', '')}:{extract_model}",
+        "embed": f"{getattr(embedder, 'model', '')}:{getattr(embedder, 'dimensions', '')}",
+    }
 
 
 def texts_to_prepare(memory: Memory, conn: psycopg.Connection, job: RememberJob) -> list[WaitingText]:
@@ -77,11 +87,13 @@ def texts_to_prepare(memory: Memory, conn: psycopg.Connection, job: RememberJob)
     )
 
 
-def usable(row: PreparedRow | None, job: RememberJob) -> PreparedText | None:
-    """The prepared text a job uses: made with its options, still the reply the service reads."""
+def usable(memory: Memory, row: PreparedRow | None, job: RememberJob) -> PreparedText | None:
+    """The prepared text a job uses: made with its options and models, still the reply the service
+    reads."""
     if row is None:
         return None
-    prepared = _read(row) if not job.eval and row.options == _options(job.reasoning, job.models) else None
+    made_alike = row.options == _options(memory, job.reasoning, job.models)
+    prepared = _read(row) if not job.eval and made_alike else None
     logger.info(
         "remember.prepare_ahead.used" if prepared else "remember.prepare_ahead.not_used",
         extra={"artifact_id": job.artifact_id},
@@ -133,7 +145,7 @@ def preparing(
         yield
     finally:
         pool.shutdown(wait=True)
-        _keep(memory, job.user_id, preparations, _options(job.reasoning, job.models))
+        _keep(memory, job.user_id, preparations, _options(memory, job.reasoning, job.models))
         report = current_report()
         if report is not None:  # the job's monitoring event counts the calls made ahead
             report.more_calls.extend(p.call for p in preparations)
