@@ -20,11 +20,12 @@ from psycopg.types.json import Jsonb
 NOT_QUEUED = "the job could not be queued"
 NOT_CANCELLED = "NOT ({a}status = 'failed' AND {a}error IS NOT DISTINCT FROM %(not_queued)s)"
 
-# An artifact's status as it is read: a `running` artifact whose last attempt has ended without
-# finishing (the worker's timeout, memory) is failed; `a` is the artifact's alias.
-JOB_STATUS = "CASE WHEN a.status = 'running' AND a.gives_up_at <= now() THEN 'failed' ELSE a.status END"
+# An artifact's status and error as they are read: a `running` artifact whose last attempt has
+# ended without finishing (the worker's timeout, memory) is failed; `a` is the artifact's alias.
+_GAVE_UP = "a.status = 'running' AND a.gives_up_at <= now()"
+JOB_STATUS = f"CASE WHEN {_GAVE_UP} THEN 'failed' ELSE a.status END"
 JOB_ERROR = (
-    "CASE WHEN a.status = 'running' AND a.gives_up_at <= now() "
+    f"CASE WHEN {_GAVE_UP} "
     "THEN 'the last attempt ended before it finished (the worker''s timeout or memory)' ELSE a.error END"
 )
 
@@ -80,8 +81,8 @@ def claim(
 ) -> ClaimedArtifact | None:
     """Mark the artifact running and return what the pipeline needs; None when it is done already
     (a redelivery), gone (forgotten meanwhile), cancelled (NOT_QUEUED) or not the user's (row-level
-    security). The last
-    attempt says within how many seconds it will have ended at the latest (JOB_STATUS)."""
+    security). The last attempt says within how many seconds it will have ended at the latest
+    (JOB_STATUS)."""
     row = conn.execute(
         """
         UPDATE gb_artifacts a

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 
@@ -158,12 +158,12 @@ def accept(
     # Inserted in the queue's order, so that the artifacts' ids follow it (memory/prepare_ahead.py
     # prepares the texts queued next by id).
     order = sorted(range(len(pending)), key=lambda i: (pending[i].reference_time, i))
-    options = RememberJob(0, user_id, dict(reasoning or {}), dict(models or {}), eval).options()
+    job = RememberJob(0, user_id, dict(reasoning or {}), dict(models or {}), eval)  # ids to come
     with memory.database.transaction(user_id) as uow:
         dataset_id = dataset_rows.lock_or_create(uow.conn, user_id, dataset)
-        queued_ids = job_rows.insert_pending(uow.conn, dataset_id, [pending[i] for i in order], options)
+        queued_ids = job_rows.insert_pending(uow.conn, dataset_id, [pending[i] for i in order], job.options())
     ids = [artifact_id for _, artifact_id in sorted(zip(order, queued_ids, strict=True))]
-    jobs = [RememberJob(i, user_id, dict(reasoning or {}), dict(models or {}), eval) for i in queued_ids]
+    jobs = [replace(job, artifact_id=i) for i in queued_ids]
     try:
         queue.enqueue(str(dataset_id), [(str(job.artifact_id), job.body()) for job in jobs])
     except Exception as exc:

@@ -63,15 +63,15 @@ class Preparation:
     vectors: list[list[float]] | None = None
 
 
-def _options(memory: Memory, reasoning: Mapping[str, str], models: Mapping[str, str]) -> dict:
-    """What a prepared text must have been made with to be used by a job: the job's options, and
-    the models they come to in this deployment (a deploy that changes `GB_LLM_MODEL`, the provider
-    or the embeddings model during a batch leaves the texts prepared before it unused)."""
+def _options(memory: Memory, job: RememberJob) -> dict:
+    """What a prepared text must have been made with to be used by a job: the job's options (an
+    eval job's never match: eval jobs prepare nothing), and the models they come to in this
+    deployment (a deploy that changes `GB_LLM_MODEL`, the provider or the embeddings model during a
+    batch leaves the texts prepared before it unused)."""
     llm, embedder = memory.llm, memory.embedder
-    extract_model = models.get("extract") or getattr(llm, "default_model", "")
+    extract_model = job.models.get("extract") or getattr(llm, "default_model", "")
     return {
-        "reasoning": dict(reasoning),
-        "models": dict(models),
+        **job.options(),
         "extract": f"{getattr(llm, 'provider', '')}:{extract_model}",
         "embed": f"{getattr(embedder, 'model', '')}:{getattr(embedder, 'dimensions', '')}",
     }
@@ -92,8 +92,7 @@ def usable(memory: Memory, row: PreparedRow | None, job: RememberJob) -> Prepare
     reads."""
     if row is None:
         return None
-    made_alike = row.options == _options(memory, job.reasoning, job.models)
-    prepared = _read(row) if not job.eval and made_alike else None
+    prepared = _read(row) if row.options == _options(memory, job) else None
     logger.info(
         "remember.prepare_ahead.used" if prepared else "remember.prepare_ahead.not_used",
         extra={"artifact_id": job.artifact_id},
@@ -145,7 +144,7 @@ def preparing(
         yield
     finally:
         pool.shutdown(wait=True)
-        _keep(memory, job.user_id, preparations, _options(memory, job.reasoning, job.models))
+        _keep(memory, job.user_id, preparations, _options(memory, job))
         report = current_report()
         if report is not None:  # the job's monitoring event counts the calls made ahead
             report.more_calls.extend(p.call for p in preparations)
