@@ -286,7 +286,7 @@ def test_a_job_whose_last_attempt_is_killed_reads_as_failed_once_that_attempt_ha
     from gligabao import bootstrap
     from gligabao.memory import async_remember
     from gligabao.memory.datasets import list_datasets
-    from gligabao.memory.readback import read_artifact
+    from gligabao.memory.readback import read_artifact, read_session
 
     def killed(*args, **kwargs):
         raise _Killed
@@ -301,8 +301,11 @@ def test_a_job_whose_last_attempt_is_killed_reads_as_failed_once_that_attempt_ha
         return None if row[0] is None else float(row[0])
 
     def seen() -> tuple:
+        """The artifact's status as its page and its session's page read it, and its dataset's counts."""
         [dataset] = list_datasets(bootstrap.bundle(), "u1")
         artifact = read_artifact(bootstrap.bundle(), "u1", artifact_id).artifact
+        [in_session] = read_session(bootstrap.bundle(), "u1", "main", ALICE["session_id"]).artifacts
+        assert in_session.status == artifact.status
         return artifact.status, dataset.queued, dataset.failed
 
     for _ in range(MAX_ATTEMPTS - 1):
