@@ -10,6 +10,9 @@ from fakes.anthropic_server import Reply
 from job_helpers import artifact_status, pump
 from remember_helpers import call_handler, remember_handler, rule_based_model, stage_of
 
+from gligabao.ai.prompts import extract as extract_prompts
+from gligabao.ai.prompts.extract import EXTRACT_PROMPT_FINGERPRINT
+
 CITIES = ["Paris", "Rome", "Oslo", "Lima", "Kyiv", "Quito"]
 
 
@@ -153,7 +156,7 @@ def test_a_text_prepared_before_a_deploy_that_changed_the_model_is_not_used(
         row[0] for row in db.execute("SELECT options FROM gb_prepared_texts WHERE artifact_id = %s", [ids[1]])
     ]
     llm = bootstrap.bundle().llm
-    assert options["extract"] == f"anthropic:{llm.default_model}"
+    assert options["extract"] == f"anthropic:{llm.default_model}:{EXTRACT_PROMPT_FINGERPRINT}"
     capsys.readouterr()
 
     monkeypatch.setattr(llm, "default_model", "claude-haiku-9-9")  # the next deploy's GB_LLM_MODEL
@@ -162,6 +165,39 @@ def test_a_text_prepared_before_a_deploy_that_changed_the_model_is_not_used(
     assert _extract_calls(fake_anthropic) == 6
     assert "remember.prepare_ahead.not_used" in _logged(capsys)
     assert artifact_status(db, ids[1]) == ("done", None)
+
+
+def test_a_text_prepared_before_a_deploy_that_changed_the_extraction_prompt_is_not_used(
+    db, models, sqs_jobs, capsys, monkeypatch
+):
+    from gligabao.memory import prepare_ahead
+
+    fake_anthropic, _ = models
+    ids = _batch()
+    pump(sqs_jobs, rounds=1)
+    capsys.readouterr()
+
+    # The next deploy's prompt: its fingerprint is computed from the prompt at import.
+    monkeypatch.setattr(extract_prompts, "EXTRACT_SYSTEM", extract_prompts.EXTRACT_SYSTEM + "\nBe brief.")
+    monkeypatch.setattr(prepare_ahead, "EXTRACT_PROMPT_FINGERPRINT", extract_prompts._fingerprint())
+    assert prepare_ahead.EXTRACT_PROMPT_FINGERPRINT != EXTRACT_PROMPT_FINGERPRINT
+    pump(sqs_jobs, rounds=1)
+
+    assert _extract_calls(fake_anthropic) == 6  # five, and the second text's again
+    assert "remember.prepare_ahead.not_used" in _logged(capsys)
+    assert artifact_status(db, ids[1]) == ("done", None)
+
+
+def test_the_extraction_prompt_fingerprint_follows_the_prompt_and_its_layout(monkeypatch):
+    fingerprint = extract_prompts._fingerprint()
+    assert len(fingerprint) == 12 and fingerprint == EXTRACT_PROMPT_FINGERPRINT
+    monkeypatch.setattr(
+        extract_prompts, "EXTRACT_SYSTEM", extract_prompts.EXTRACT_SYSTEM.replace("fact", "Fact")
+    )
+    assert extract_prompts._fingerprint() != fingerprint
+    monkeypatch.undo()
+    monkeypatch.setattr(extract_prompts, "rfc3339", lambda t: "then")  # the content's layout
+    assert extract_prompts._fingerprint() != fingerprint
 
 
 def test_a_prepared_row_that_is_not_an_extraction_is_not_used(db, models, sqs_jobs):

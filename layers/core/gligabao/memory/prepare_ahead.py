@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import psycopg
 from pydantic import ValidationError
 
-from gligabao.ai.prompts.extract import Extraction
+from gligabao.ai.prompts.extract import EXTRACT_PROMPT_FINGERPRINT, Extraction
 from gligabao.db import prepared as prepared_rows
 from gligabao.db.prepared import PreparedRow, WaitingText
 from gligabao.errors import failure_reason
@@ -66,13 +66,14 @@ class Preparation:
 def _options(memory: Memory, job: RememberJob) -> dict:
     """What a prepared text must have been made with to be used by a job: the job's options (an
     eval job's never match: eval jobs prepare nothing), and the models they come to in this
-    deployment (a deploy that changes `GB_LLM_MODEL`, the provider or the embeddings model during a
-    batch leaves the texts prepared before it unused)."""
+    deployment, with the extraction prompt's fingerprint (a deploy that changes `GB_LLM_MODEL`, the
+    provider, the prompt or the embeddings model during a batch leaves the texts prepared before it
+    unused)."""
     llm, embedder = memory.llm, memory.embedder
     extract_model = job.models.get("extract") or getattr(llm, "default_model", "")
     return {
         **job.options(),
-        "extract": f"{getattr(llm, 'provider', '')}:{extract_model}",
+        "extract": f"{getattr(llm, 'provider', '')}:{extract_model}:{EXTRACT_PROMPT_FINGERPRINT}",
         "embed": f"{getattr(embedder, 'model', '')}:{getattr(embedder, 'dimensions', '')}",
     }
 

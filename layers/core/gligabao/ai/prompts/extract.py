@@ -6,7 +6,8 @@ missing type): such gaps are filled with defaults rather than failing the whole 
 
 from __future__ import annotations
 
-from datetime import datetime
+import hashlib
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field
@@ -103,3 +104,15 @@ def extract_prompt(
         lines.append(f"<chunk>{chunk[0] + 1} of {chunk[1]}</chunk>")
     lines += ["<text>", text, "</text>"]
     return (EXTRACT_CHUNK_SYSTEM if chunk is not None else EXTRACT_SYSTEM), "\n".join(lines)
+
+
+def _fingerprint() -> str:
+    """A short digest of what an unchunked text's extraction asks the model: its instructions and
+    the layout of its content. A text extracted ahead (memory/prepare_ahead.py) records it, so
+    that a deploy that changes the prompt leaves the texts extracted with the old one unused."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    system, content = extract_prompt("{text}", reference_time=epoch, current_time=epoch)
+    return hashlib.sha256(f"{system}\0{content}".encode()).hexdigest()[:12]
+
+
+EXTRACT_PROMPT_FINGERPRINT = _fingerprint()
