@@ -374,6 +374,56 @@ def test_a_batch_the_queue_takes_only_in_part_is_503_and_its_queued_jobs_store_n
     assert (dataset.queued, dataset.failed) == (0, 12)
 
 
+class _StoringTheFirstBatchThenRefusing(_RefusingTheSecondBatch):
+    """Takes the first SendMessageBatch, runs its jobs to the end, then refuses the next one: the
+    race where a job stores its whole text before the queue refuses the rest of its request."""
+
+    def __init__(self, sqs, run_jobs):
+        super().__init__(sqs)
+        self._run_jobs = run_jobs
+
+    def send_message_batch(self, **request):
+        if self.batches == 1:
+            self._run_jobs()
+        return super().send_message_batch(**request)
+
+
+def test_a_text_stored_before_the_queue_refused_the_rest_of_its_request_is_forgotten(db, models, sqs_jobs):
+    from gligabao import bootstrap
+    from gligabao.aws.job_queue import SqsJobQueue
+    from gligabao.memory.datasets import list_datasets
+
+    _remember_async(ALICE)  # a text of another request, remembered before: it stays
+    pump(sqs_jobs)
+    stored: list = []
+    artifact_counts_before_refusal: list = []
+
+    def run_jobs():
+        stored.extend(pump(sqs_jobs))
+        artifact_counts_before_refusal.extend(
+            db.execute("SELECT status, count(*) FROM gb_artifacts GROUP BY 1 ORDER BY 1").fetchall()
+        )
+
+    queue = _StoringTheFirstBatchThenRefusing(sqs_jobs.sqs, run_jobs)
+    bootstrap.bundle().use_job_queue(SqsJobQueue(sqs_jobs.url, client=queue))
+    texts = [{"text": f"Person{i} lives in Rome."} for i in range(12)]
+
+    reply = call_handler(
+        remember_handler(), {"user_id": "u1", "dataset": "main", "texts": texts}, path="/v1/gb/remember/batch"
+    )
+
+    assert reply.status == 503 and "nothing was remembered" in reply.json["error"]
+    assert len(stored) == 10  # the first batch's jobs ran to the end before the refusal
+    assert artifact_counts_before_refusal == [("done", 11), ("pending", 2)]
+    names = {row[0] for row in db.execute("SELECT name FROM gb_entities")}
+    assert not any(name.startswith("Person") for name in names) and "Alice" in names
+    assert "Rome" not in names  # held only by the forgotten texts
+    statuses = db.execute("SELECT status, count(*) FROM gb_artifacts GROUP BY 1 ORDER BY 1").fetchall()
+    assert statuses == [("done", 1), ("failed", 2)]  # ALICE's; the two never queued (the ten forgotten)
+    [dataset] = list_datasets(bootstrap.bundle(), "u1")
+    assert (dataset.queued, dataset.failed) == (0, 2)
+
+
 def test_a_job_whose_request_is_cancelled_while_it_runs_rolls_back_what_it_stored(db, models, sqs_jobs):
     from remember_helpers import rule_based_model, stage_of
 

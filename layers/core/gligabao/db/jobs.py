@@ -99,6 +99,14 @@ def claim(
     return ClaimedArtifact(**row) if row else None
 
 
+def done_among(conn: psycopg.Connection, artifact_ids: Sequence[int]) -> list[int]:
+    """The artifacts among these whose job has stored them."""
+    rows = conn.execute(
+        "SELECT id FROM gb_artifacts WHERE id = ANY(%s) AND status = 'done' ORDER BY id", [list(artifact_ids)]
+    ).fetchall()
+    return [row["id"] for row in rows]
+
+
 def set_status(conn: psycopg.Connection, artifact_ids: Sequence[int], status: str, error: str | None) -> None:
     """Set the status (and error) of artifacts not done yet: a done artifact is never undone."""
     conn.execute(

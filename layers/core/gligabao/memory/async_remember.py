@@ -23,6 +23,7 @@ from datetime import datetime
 from enum import Enum
 
 from gligabao.db import datasets as dataset_rows
+from gligabao.db import forget as forget_rows
 from gligabao.db import jobs as job_rows
 from gligabao.db import prepared as prepared_rows
 from gligabao.errors import GbError, failure_reason
@@ -150,9 +151,9 @@ def accept(
 ) -> list[int]:
     """Store the texts as pending artifacts (one transaction) and queue their jobs, in order of
     reference time (a missing one is now, the order given breaking ties). The artifacts' ids, in the
-    order given. When the queue refuses a job, every artifact of the request is marked failed
-    (NOT_QUEUED: the jobs the queue took store nothing) and the call raises QueueUnavailable (503):
-    nothing is remembered, and nothing is left pending with no job to run it."""
+    order given. When the queue refuses a job, the request is cancelled (`_cancel`) and the call
+    raises QueueUnavailable (503): nothing is remembered, and nothing is left pending with no job to
+    run it."""
     now = memory.clock()
     pending = [job_rows.PendingText(t.text, t.session_id, t.reference_time or now, t.kind) for t in texts]
     # Inserted in the queue's order, so that the artifacts' ids follow it (memory/prepare_ahead.py
@@ -167,10 +168,24 @@ def accept(
     try:
         queue.enqueue(str(dataset_id), [(str(job.artifact_id), job.body()) for job in jobs])
     except Exception as exc:
-        with memory.database.transaction(user_id) as uow:
-            job_rows.set_status(uow.conn, ids, "failed", job_rows.NOT_QUEUED)
+        _cancel(memory, user_id, ids)
         raise QueueUnavailable("the job queue is unavailable; nothing was remembered") from exc
     return ids
+
+
+def _cancel(memory: Memory, user_id: str, artifact_ids: list[int]) -> None:
+    """A request the queue took only in part: its artifacts are failed (NOT_QUEUED), so the jobs
+    the queue did take store nothing (one already running rolls its store back), and a text whose
+    job stored it before the refusal is forgotten. Under the dataset's lock, which a store holds
+    until it commits: a store in flight either committed before (its text is forgotten here) or
+    finds its artifact cancelled after."""
+    with memory.database.transaction(user_id) as uow:
+        owner = forget_rows.lock_dataset_of_artifact(uow.conn, user_id, artifact_ids[0])
+        if owner is None:  # the dataset was deleted meanwhile, with the request's artifacts
+            return
+        job_rows.set_status(uow.conn, artifact_ids, "failed", job_rows.NOT_QUEUED)
+        for artifact_id in job_rows.done_among(uow.conn, artifact_ids):
+            forget_rows.delete_artifact(uow.conn, owner.dataset_id, artifact_id)
 
 
 def run(
