@@ -23,6 +23,8 @@ with a recall of the similar facts against an exact scan of at least 0.99.
 
 `--floor` times, in turns with the whole retrieval, what it costs at the least: the keyword
 statement and the four index walks alone, and the retrieval without its expansion around the seeds.
+`--texts N` first gives the queried and the medium datasets N short unchunked texts each (kept in the
+database), as an agent remembering message by message would: the passage searches must not read them.
 `--walks-first` (after a restart with the page cache dropped) times each question's walks and its
 keyword statement before anything else reads its rows: the least a question costs from a cold cache.
 
@@ -145,6 +147,13 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="also the medium dataset's 10 nearest edges by pgvector 0.8's iterative index scans "
         "against the exact scan the retrieval runs for it (time and recall)",
+    )
+    parser.add_argument(
+        "--texts",
+        type=int,
+        default=0,
+        help="first give the queried and the medium datasets at least this many short unchunked texts "
+        "(the messages an agent remembers; kept in the database): the passage searches must not read them",
     )
     parser.add_argument(
         "--data-dir",
@@ -670,6 +679,8 @@ def bench_size(admin: str, edges: int, args) -> None:
             ),
             flush=True,
         )
+    if args.texts:
+        top_up_texts(url, plans[:2], args.texts)
     # Retrieval runs as the service does: as gligabao_app, held by row-level security.
     app_url = service_url(url)
     previous = bootstrap.install(
@@ -944,6 +955,27 @@ def service_url(admin_url: str) -> str:
     return make_conninfo(**params)
 
 
+def top_up_texts(url: str, plans: list[DatasetPlan], count: int) -> None:
+    """Each dataset holds at least `count` unchunked texts, newer than its chunks, as the messages
+    an agent remembers after a long document would be."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for plan in plans:
+            dataset_id, texts = conn.execute(
+                """SELECT d.id, (SELECT count(*) FROM gb_artifacts a
+                                 WHERE a.dataset_id = d.id AND a.kind = 'text' AND a.text LIKE 'message %%')
+                   FROM gb_datasets d WHERE d.user_id = %s AND d.name = %s""",
+                [plan.user_id, plan.name],
+            ).fetchone()
+            conn.execute(
+                """INSERT INTO gb_artifacts (dataset_id, kind, text)
+                   SELECT %s, 'text', 'message ' || n FROM generate_series(%s + 1, %s) AS n""",
+                [dataset_id, texts, count],
+            )
+        conn.execute("VACUUM ANALYZE gb_artifacts")
+
+
 def describe(url: str) -> None:
     import psycopg
 
@@ -951,14 +983,16 @@ def describe(url: str) -> None:
         rows = conn.execute(
             """SELECT (SELECT count(*) FROM gb_edges), (SELECT count(*) FROM gb_entities),
                       (SELECT count(*) FROM gb_artifacts WHERE kind = 'chunk'),
+                      (SELECT count(*) FROM gb_artifacts WHERE kind = 'text'),
                       (SELECT count(*) FROM gb_datasets),
                       pg_size_pretty(pg_database_size(current_database())),
                       (SELECT extversion FROM pg_extension WHERE extname = 'vector'),
                       current_setting('server_version'), current_setting('shared_buffers')"""
         ).fetchone()
     print(
-        f"  tables: {rows[0]:,} edges, {rows[1]:,} entities, {rows[2]:,} chunks in {rows[3]} datasets; "
-        f"database {rows[4]}; PostgreSQL {rows[6]} (shared_buffers {rows[7]}), pgvector {rows[5]}"
+        f"  tables: {rows[0]:,} edges, {rows[1]:,} entities, {rows[2]:,} chunks and {rows[3]:,} texts in "
+        f"{rows[4]} datasets; database {rows[5]}; PostgreSQL {rows[7]} (shared_buffers {rows[8]}), "
+        f"pgvector {rows[6]}"
     )
     with psycopg.connect(url, autocommit=True) as conn:
         sizes = conn.execute(

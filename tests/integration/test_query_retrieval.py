@@ -624,6 +624,47 @@ def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_
     assert [name for name in HNSW_INDEXES if scans[name] == 0] == []
 
 
+def artifact_rows_read_by_a_retrieval(database_url: str, question: str, vector: list[float], limits) -> int:
+    """The rows of gb_artifacts one retrieval of u1 read, by any scan, and the entries of its
+    indexes other than the HNSW ones (counted as `index_scans_of_a_retrieval` counts)."""
+    sent = statements_of_a_retrieval(question, vector, limits)
+    with psycopg.connect(database_url) as conn, conn.transaction():
+        register_vector(conn)
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        for query, params in sent:
+            conn.execute(query, params).fetchall()
+        return conn.execute(
+            """SELECT pg_stat_get_xact_tuples_returned('gb_artifacts'::regclass)
+                      + pg_stat_get_xact_tuples_fetched('gb_artifacts'::regclass)
+                      + (SELECT sum(pg_stat_get_xact_tuples_returned(i.indexrelid))
+                         FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+                         WHERE i.indrelid = 'gb_artifacts'::regclass AND c.relname <> ALL (%s))""",
+            [list(HNSW_INDEXES)],
+        ).fetchone()[0]
+
+
+@pytest.mark.parametrize("chunks", [3, 8])  # the exact scan, then the HNSW path (over TINY's 5)
+def test_the_passage_searches_read_the_datasets_chunks_and_not_its_texts(db, database_url, chunks):
+    # An agent remembers many short messages: texts that are never chunked. Counting the chunks
+    # and scanning few of them exactly read gb_artifacts by dataset, through every text.
+    graph = Graph(db)
+    graph.entity("Alice", embedding=near(0.9, away=1))
+    document = graph.text("a long text")
+    for i in range(chunks):
+        graph.chunk(document, i, f"part {i}", f"summary {i}", embedding=near(0.85, away=10 + i))
+    db.execute(
+        """INSERT INTO gb_artifacts (dataset_id, kind, text)
+           SELECT %s, 'text', 'message ' || n FROM generate_series(1, 3000) AS n""",
+        [graph.dataset_id],
+    )
+    db.execute("ANALYZE gb_artifacts")
+
+    read = artifact_rows_read_by_a_retrieval(database_url, "Alice?", Q, TINY)
+
+    assert retrieved("Alice?", Q, limits=TINY).passages
+    assert read < 100, read  # 3,000 texts and more without migration 0023's index
+
+
 def test_tables_left_with_their_full_precision_indexes_are_searched_through_them_alike(db, database_url):
     """A table migration 0019 left to be rebuilt by hand (over 50,000 rows) keeps its full-precision
     index: the searches read that one, and find what the half-precision ones find."""
