@@ -41,6 +41,11 @@ class Limits(BaseModel):
     )
     fact_candidate_similarity: float = Field(0.75, ge=-1, le=1, description="cosine: a fact to compare")
     max_fact_candidates: int = Field(50, gt=0, description="live facts shown to the resolve stage")
+    fact_candidates_per_entity: int = Field(
+        1000,
+        gt=0,
+        description="live facts around a known entity, newest first, compared with the new facts (each end)",
+    )
     entity_name_max_chars: int = Field(
         200, gt=0, le=500, description="a longer entity name from the model is cut to this many characters"
     )

@@ -459,13 +459,21 @@ def candidate_edges(
     *,
     threshold: float,
     limit: int,
+    per_entity: int,
     exclude_ids: Sequence[int] = (),
 ) -> list[StoredEdge]:
-    """The live edges new facts may repeat or contradict: those around these entities and those
-    whose vector has a cosine of at least `threshold` with one of `embeddings`; the `limit` most
-    similar to a new fact."""
+    """The live edges new facts may repeat or contradict: those around these entities (the newest
+    `per_entity` at each end of each) and those whose vector has a cosine of at least `threshold`
+    with one of `embeddings`; the `limit` most similar to a new fact."""
     return send_candidate_edges(
-        conn, dataset_id, entity_ids, embeddings, threshold=threshold, limit=limit, exclude_ids=exclude_ids
+        conn,
+        dataset_id,
+        entity_ids,
+        embeddings,
+        threshold=threshold,
+        limit=limit,
+        per_entity=per_entity,
+        exclude_ids=exclude_ids,
     ).fetchall()
 
 
@@ -477,18 +485,30 @@ def send_candidate_edges(
     *,
     threshold: float,
     limit: int,
+    per_entity: int,
     exclude_ids: Sequence[int] = (),
 ) -> psycopg.Cursor[StoredEdge]:
-    """`candidate_edges`'s statement, its rows read later (`fetchall()`)."""
+    """`candidate_edges`'s statement, its rows read later (`fetchall()`). Each candidate is compared
+    with every new fact's vector: the cap per entity keeps an entity most facts are about (the
+    user an agent remembers for) from making each remember read and compare all its facts."""
     return conn.cursor(row_factory=class_row(StoredEdge)).execute(
         f"""
         WITH new_fact AS (
             SELECT embedding FROM unnest(%(embeddings)b::vector[]) AS n(embedding)
         ),
         around AS (
-            SELECT id FROM gb_edges
-            WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL
-              AND (source_id = ANY(%(entity_ids)s::bigint[]) OR target_id = ANY(%(entity_ids)s::bigint[]))
+            SELECT n.id
+            FROM unnest(%(entity_ids)s::bigint[]) AS k(id)
+            CROSS JOIN LATERAL (
+                (SELECT g.id FROM gb_edges AS g
+                 WHERE g.source_id = k.id AND g.expired_at IS NULL AND g.dataset_id = %(dataset_id)s
+                 ORDER BY g.created_at DESC, g.id DESC
+                 LIMIT %(per_entity)s)
+                UNION ALL
+                (SELECT g.id FROM gb_edges AS g
+                 WHERE g.target_id = k.id AND g.expired_at IS NULL AND g.dataset_id = %(dataset_id)s
+                 ORDER BY g.created_at DESC, g.id DESC
+                 LIMIT %(per_entity)s)) AS n
         ),
         near_vector AS (
             SELECT near.id
@@ -515,6 +535,7 @@ def send_candidate_edges(
             "embeddings": [_vector(e) for e in embeddings],
             "threshold": threshold,
             "limit": limit,
+            "per_entity": per_entity,
             "exclude_ids": list(exclude_ids),
         },
     )

@@ -102,6 +102,7 @@ def find_candidates(
         [fact_vectors[i] for i in new_facts],
         threshold=limits.fact_candidate_similarity,
         limit=limits.max_fact_candidates,
+        per_entity=limits.fact_candidates_per_entity,
         exclude_ids=sorted({edge.id for edge in restated.values()}),
     )
     return lambda: Candidates(new_facts, edges.fetchall())

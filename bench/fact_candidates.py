@@ -1,0 +1,148 @@
+"""What remember's search for candidate facts costs around an entity most facts are about.
+
+A remember's new facts are compared with the live facts around their known entities and with the
+facts nearest to them by vector (`graph_writes.candidate_edges`, SPEC section 5, step 6), and each
+candidate with every new fact. An agent's user is in most of the facts it remembers, so the facts
+around that one entity grow with everything remembered. This bench times that one statement for
+--new new facts about a hub entity holding each of --hub-facts live facts, among --edges other
+edges of the dataset (vectors in topic clusters), as the service runs it (the application role,
+under row-level security), at each cap of the facts compared per entity (`--per-entity`, the
+default first; a cap above the hub's facts compares them all, as before the cap), in turns,
+median of --repeat, on a scratch database with the real schema and --dims-dimension vectors.
+
+    python bench/fact_candidates.py [--hub-facts 500,5000,20000] [--edges 20000] [--dims 1536]
+                                    [--new 50] [--per-entity 1000,1000000000] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "layers" / "core")]
+
+CLUSTERS = 200
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hub-facts", default="500,5000,20000")
+    parser.add_argument("--edges", type=int, default=20_000)
+    parser.add_argument("--dims", type=int, default=1536)
+    parser.add_argument("--new", type=int, default=50)
+    parser.add_argument("--per-entity", default="1000,1000000000")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+
+    import numpy as np
+    import psycopg
+    from remember import bench_admin_url, scratch_database  # bench/remember.py
+
+    caps = [int(n) for n in args.per_entity.split(",")]
+    rng = np.random.default_rng(7)
+    centroids = unit_rows(rng.normal(size=(CLUSTERS, args.dims)))
+    print(
+        f"candidate facts: {args.new} new facts about an entity with N live facts, among {args.edges:,} "
+        f"other edges, {args.dims}-dimension vectors; median of {args.repeat}, the caps in turns"
+    )
+    with scratch_database(bench_admin_url(), {"embedding_dimensions": args.dims}) as scratch:
+        with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
+            dataset_id, hub, others = load(conn, rng, centroids, args.edges, args.dims)
+        held = 0
+        for hub_facts in [int(n) for n in args.hub_facts.split(",")]:
+            with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
+                add_hub_facts(conn, rng, centroids, dataset_id, hub, others, hub_facts - held)
+            held = hub_facts
+            times = candidate_times(scratch.bundle.database, rng, centroids, dataset_id, hub, caps, args)
+            print(
+                f"  hub with {hub_facts:>7,} facts: "
+                + ", ".join(f"cap {cap:,}: {statistics.median(t):7.1f} ms" for cap, t in times.items())
+            )
+    return 0
+
+
+def unit_rows(matrix):
+    import numpy as np
+
+    return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+
+
+def clustered(rng, centroids, count: int):
+    """`count` vectors near random centroids (cosine about 0.8 with theirs)."""
+    picks = centroids[rng.integers(0, len(centroids), size=count)]
+    noise = rng.normal(scale=0.75 / len(centroids[0]) ** 0.5, size=picks.shape)
+    return unit_rows(picks + noise)
+
+
+def load(conn, rng, centroids, edges: int, dims: int) -> tuple[int, int, list[int]]:
+    """A dataset of `edges` edges among 2,000 entities, and the hub entity (no facts yet). The HNSW
+    indexes are built after the rows, as a restore would."""
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+    dataset_id = conn.execute("INSERT INTO gb_datasets (user_id, name) VALUES ('bench', 'main') RETURNING id")
+    dataset_id = dataset_id.fetchone()[0]
+    entity_vectors = clustered(rng, centroids, 2_001)
+    with conn.cursor().copy(
+        "COPY gb_entities (dataset_id, name, normalized_name, type, description, embedding) FROM STDIN"
+    ) as copy:
+        for i, vector in enumerate(entity_vectors):
+            name = "The user" if i == 0 else f"Thing {i}"
+            copy.write_row([dataset_id, name, name.lower(), "thing", "", vector])
+    ids = [row[0] for row in conn.execute("SELECT id FROM gb_entities ORDER BY id")]
+    hub, others = ids[0], ids[1:]
+    ends = rng.integers(0, len(others), size=(edges, 2))
+    write_edges(conn, dataset_id, [(others[a], others[b]) for a, b in ends], clustered(rng, centroids, edges))
+    for index, table, column in (
+        ("gb_edges_embedding_half", "gb_edges", "embedding"),
+        ("gb_entities_embedding_half", "gb_entities", "embedding"),
+    ):
+        conn.execute(f"DROP INDEX IF EXISTS {index}")
+        conn.execute(
+            f"CREATE INDEX {index} ON {table} USING hnsw ((l2_normalize({column})::halfvec({dims})) "
+            "halfvec_cosine_ops) "
+            "WITH (m = 16, ef_construction = 128)"
+        )
+    return dataset_id, hub, others
+
+
+def add_hub_facts(conn, rng, centroids, dataset_id: int, hub: int, others: list[int], count: int) -> None:
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+    targets = rng.integers(0, len(others), size=count)
+    write_edges(conn, dataset_id, [(hub, others[t]) for t in targets], clustered(rng, centroids, count))
+    conn.execute("VACUUM ANALYZE gb_edges")
+
+
+def write_edges(conn, dataset_id: int, ends: list[tuple[int, int]], vectors) -> None:
+    with conn.cursor().copy(
+        "COPY gb_edges (dataset_id, source_id, target_id, relation, description, valid_at, embedding) FROM STDIN"
+    ) as copy:
+        for (source, target), vector in zip(ends, vectors, strict=True):
+            copy.write_row([dataset_id, source, target, "likes", "", "2026-01-01T00:00:00Z", vector])
+
+
+def candidate_times(database, rng, centroids, dataset_id: int, hub: int, caps: list[int], args) -> dict:
+    from gligabao.db import graph_writes
+
+    times: dict[int, list[float]] = {cap: [] for cap in caps}
+    for run in range(args.repeat + 1):
+        new_facts = [v.tolist() for v in clustered(rng, centroids, args.new)]
+        for cap in caps:
+            with database.transaction("bench", "main") as uow:
+                started = time.perf_counter()
+                graph_writes.candidate_edges(
+                    uow.conn, dataset_id, [hub], new_facts, threshold=0.75, limit=50, per_entity=cap
+                )
+                if run:  # the first warms the caches
+                    times[cap].append((time.perf_counter() - started) * 1000)
+    return times
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
