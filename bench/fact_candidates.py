@@ -1,4 +1,5 @@
-"""What remember's search for candidate facts costs around an entity most facts are about.
+"""What remember's search for candidate facts costs around an entity most facts are about, and its
+lookup of the live facts new facts restate.
 
 A remember's new facts are compared with the live facts around their known entities and with the
 facts nearest to them by vector (`graph_writes.candidate_edges`, SPEC section 5, step 6), and each
@@ -8,7 +9,9 @@ around that one entity grow with everything remembered. This bench times that on
 edges of the dataset (vectors in topic clusters), as the service runs it (the application role,
 under row-level security), at each cap of the facts compared per entity (`--per-entity`, the
 default first; a cap above the hub's facts compares them all, as before the cap), in turns,
-median of --repeat, on a scratch database with the real schema and --dims-dimension vectors.
+median of --repeat, on a scratch database with the real schema and --dims-dimension vectors. Then
+the lookup of the hub's live facts that --new new facts restate, with migration 0024's index of
+live facts by source, target and relation, and without it.
 
     python bench/fact_candidates.py [--hub-facts 500,5000,20000] [--edges 20000] [--dims 1536]
                                     [--new 50] [--per-entity 1000,1000000000] [--repeat 7]
@@ -61,6 +64,11 @@ def main() -> int:
             print(
                 f"  hub with {hub_facts:>7,} facts: "
                 + ", ".join(f"cap {cap:,}: {statistics.median(t):7.1f} ms" for cap, t in times.items())
+            )
+            restated = restated_times(scratch, dataset_id, hub, args)
+            print(
+                f"    the live facts {args.new} new facts restate: "
+                + ", ".join(f"{label}: {statistics.median(t):6.1f} ms" for label, t in restated.items())
             )
     return 0
 
@@ -141,6 +149,44 @@ def candidate_times(database, rng, centroids, dataset_id: int, hub: int, caps: l
                 )
                 if run:  # the first warms the caches
                     times[cap].append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[float]]:
+    """The lookup of the live facts that --new new facts about the hub restate (their source, target
+    and relation; `graph_writes.known_entities_and_live_edges`), with migration 0024's index of
+    them and without it (dropped, then built again), --repeat times each."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    from gligabao.db import graph_writes
+
+    with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
+        register_vector(conn)
+        targets = conn.execute(
+            """SELECT e.normalized_name, e.embedding FROM gb_entities e
+               WHERE e.id IN (SELECT target_id FROM gb_edges WHERE source_id = %s LIMIT %s)""",
+            [hub, args.new],
+        ).fetchall()
+    names = ["the user", *(name for name, _ in targets)]
+    vectors = [[1.0] + [0.0] * (args.dims - 1), *(vector.to_list() for _, vector in targets)]
+    ends = [(0, i, "likes") for i in range(1, len(names))]
+    times: dict[str, list[float]] = {}
+    for label, drop in (("with the index", False), ("without it", True)):
+        if drop:
+            with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
+                conn.execute("DROP INDEX gb_edges_live_pair")
+        times[label] = []
+        for run in range(args.repeat + 1):
+            with scratch.bundle.database.transaction("bench", "main") as uow:
+                started = time.perf_counter()
+                graph_writes.known_entities_and_live_edges(uow.conn, dataset_id, names, vectors, 0.75, ends)
+                if run:
+                    times[label].append((time.perf_counter() - started) * 1000)
+    with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE INDEX gb_edges_live_pair ON gb_edges (source_id, target_id, relation) WHERE expired_at IS NULL"
+        )
     return times
 
 

@@ -184,3 +184,34 @@ def test_the_facts_around_an_entity_most_facts_are_about_are_compared_newest_fir
 
     assert candidates(1000) == {*likes, *liked_by, old_but_similar}
     assert candidates(3) == {*likes[-3:], *liked_by[-3:], old_but_similar}
+
+
+def test_the_live_facts_new_facts_restate_are_read_by_their_ends_and_relation(db, database_url):
+    graph = Graph(db)
+    user = graph.entity("The user", embedding=unit(5))
+    things = [graph.entity(f"Thing {i}", embedding=unit(6)) for i in range(12)]
+    for thing in things:  # the user holds 360 facts, each thing 30
+        for verb in ["likes", *(f"mentioned_{n}" for n in range(29))]:
+            graph.edge(user, thing, verb, embedding=unit(7))
+    db.execute("ANALYZE gb_edges")
+    names = ["the user", "thing 3", "thing 7", "thing 11"]
+
+    with psycopg.connect(database_url, row_factory=dict_row) as conn, conn.transaction():
+        register_vector(conn)
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        matches, live = graph_writes.known_entities_and_live_edges(
+            conn,
+            graph.dataset_id,
+            names,
+            [unit(5), unit(6), unit(6), unit(6)],
+            0.75,
+            [(0, i, "likes") for i in (1, 2, 3)],
+        )
+        read = conn.execute(
+            """SELECT pg_stat_get_xact_tuples_returned('gb_edges'::regclass)
+                      + pg_stat_get_xact_tuples_fetched('gb_edges'::regclass) AS n"""
+        ).fetchone()["n"]
+
+    assert matches == [user, things[3], things[7], things[11]]
+    assert [(edge.source_id, edge.target_id) for edge in live] == [(user, things[i]) for i in (3, 7, 11)]
+    assert read < 30, read  # 90 (each thing's 30 facts) without migration 0024's index
