@@ -589,19 +589,26 @@ def statements_of_a_retrieval(question: str, vector: list[float], limits) -> lis
     return recording.sent
 
 
-def index_scans_of_a_retrieval(
-    database_url: str, question: str, vector: list[float], limits, indexes: list[str]
-) -> dict[str, int]:
-    """How many times one retrieval of u1 scanned each of `indexes`: what `retrieve` sends, run
-    again in a transaction of a new connection, which then reads its own counters (a connection
-    reports the counts of its earlier transactions with the current one's until it sends them to
-    the statistics, at most once a second)."""
+@contextlib.contextmanager
+def a_retrieval_replayed(database_url: str, question: str, vector: list[float], limits):
+    """A connection inside the transaction in which what one retrieval of u1 sends (`retrieve`) was
+    run again: its statistics counters are then that retrieval's (a connection reports the counts
+    of its earlier transactions with the current one's until it sends them to the statistics, at
+    most once a second)."""
     sent = statements_of_a_retrieval(question, vector, limits)
     with psycopg.connect(database_url) as conn, conn.transaction():
         register_vector(conn)
         conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
         for query, params in sent:
             conn.execute(query, params).fetchall()
+        yield conn
+
+
+def index_scans_of_a_retrieval(
+    database_url: str, question: str, vector: list[float], limits, indexes: list[str]
+) -> dict[str, int]:
+    """How many times one retrieval of u1 scanned each of `indexes`."""
+    with a_retrieval_replayed(database_url, question, vector, limits) as conn:
         scans = "SELECT pg_stat_get_xact_numscans(%s::regclass)"
         return {name: conn.execute(scans, [name]).fetchone()[0] for name in indexes}
 
@@ -626,13 +633,8 @@ def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_
 
 def artifact_rows_read_by_a_retrieval(database_url: str, question: str, vector: list[float], limits) -> int:
     """The rows of gb_artifacts one retrieval of u1 read, by any scan, and the entries of its
-    indexes other than the HNSW ones (counted as `index_scans_of_a_retrieval` counts)."""
-    sent = statements_of_a_retrieval(question, vector, limits)
-    with psycopg.connect(database_url) as conn, conn.transaction():
-        register_vector(conn)
-        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
-        for query, params in sent:
-            conn.execute(query, params).fetchall()
+    indexes other than the HNSW ones."""
+    with a_retrieval_replayed(database_url, question, vector, limits) as conn:
         return conn.execute(
             """SELECT pg_stat_get_xact_tuples_returned('gb_artifacts'::regclass)
                       + pg_stat_get_xact_tuples_fetched('gb_artifacts'::regclass)
