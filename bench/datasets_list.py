@@ -14,8 +14,6 @@ import argparse
 import statistics
 import sys
 import time
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,17 +24,6 @@ INDEXES = {
     "gb_artifacts_unfinished": "CREATE INDEX IF NOT EXISTS gb_artifacts_unfinished ON gb_artifacts (dataset_id) "
     "INCLUDE (status, gives_up_at) WHERE status <> 'done'",
 }
-
-
-@dataclass
-class Counts:
-    name: str
-    created_at: datetime
-    artifacts: int
-    queued: int
-    failed: int
-    entities: int
-    edges: int
 
 
 def main() -> int:
@@ -56,6 +43,7 @@ def main() -> int:
     from remember import bench_admin_url  # bench/remember.py
 
     from gligabao.db.datasets import list_with_counts
+    from gligabao.memory.datasets import DatasetSummary
 
     owner_url = database_url(
         bench_admin_url(args.data_dir), f"gligabao_bench_{size_of(args.size)}_d{args.dims}"
@@ -70,9 +58,9 @@ def main() -> int:
                     conn.execute(f"DROP INDEX IF EXISTS {name}" if label == "without them" else create)
             with psycopg.connect(app_url) as conn, conn.transaction():
                 conn.execute("SELECT set_config('gligabao.user_id', 'bench-large', true)")
-                list_with_counts(conn, "bench-large", Counts)  # the first reads warm the cache
+                list_with_counts(conn, "bench-large", DatasetSummary)  # the first reads warm the cache
                 started = time.perf_counter()
-                counts = list_with_counts(conn, "bench-large", Counts)
+                counts = list_with_counts(conn, "bench-large", DatasetSummary)
                 if run:
                     times[label].append((time.perf_counter() - started) * 1000)
     with psycopg.connect(owner_url, autocommit=True) as conn:

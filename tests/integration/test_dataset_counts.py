@@ -3,7 +3,6 @@ artifact or fact: a client polls the list for a batch's progress (migration 0025
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import psycopg
@@ -11,25 +10,15 @@ from psycopg.rows import dict_row
 from query_helpers import Graph
 
 from gligabao.db.datasets import list_with_counts
+from gligabao.memory.datasets import DatasetSummary
 
 
-@dataclass
-class Counts:
-    name: str
-    created_at: datetime
-    artifacts: int
-    queued: int
-    failed: int
-    entities: int
-    edges: int
-
-
-def counts_and_rows_read(database_url: str) -> tuple[list[Counts], int]:
+def counts_and_rows_read(database_url: str) -> tuple[list[DatasetSummary], int]:
     """u1's datasets list, and how many rows of gb_artifacts and gb_edges its statement read from
     the tables themselves (index entries not counted)."""
     with psycopg.connect(database_url, row_factory=dict_row) as conn, conn.transaction():
         conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
-        rows = list_with_counts(conn, "u1", Counts)
+        rows = list_with_counts(conn, "u1", DatasetSummary)
         read = conn.execute(
             """SELECT sum(pg_stat_get_xact_tuples_returned(t) + pg_stat_get_xact_tuples_fetched(t)) AS n
                FROM unnest(ARRAY['gb_artifacts'::regclass, 'gb_edges'::regclass]) AS t"""
