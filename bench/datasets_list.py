@@ -19,11 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "bench"), str(ROOT / "tests")]
 
-INDEXES = {
-    "gb_edges_live_dataset": "CREATE INDEX IF NOT EXISTS gb_edges_live_dataset ON gb_edges (dataset_id) WHERE expired_at IS NULL",
-    "gb_artifacts_unfinished": "CREATE INDEX IF NOT EXISTS gb_artifacts_unfinished ON gb_artifacts (dataset_id) "
-    "INCLUDE (status, gives_up_at) WHERE status <> 'done'",
-}
+INDEXES = ["gb_edges_live_dataset", "gb_artifacts_unfinished"]  # migration 0025
 
 
 def main() -> int:
@@ -40,7 +36,7 @@ def main() -> int:
 
     import psycopg
     from query import database_url, service_url, size_of  # bench/query.py
-    from remember import bench_admin_url  # bench/remember.py
+    from remember import bench_admin_url, indexes_dropped  # bench/remember.py
 
     from gligabao.db.datasets import list_with_counts
     from gligabao.memory.datasets import DatasetSummary
@@ -49,23 +45,21 @@ def main() -> int:
         bench_admin_url(args.data_dir), f"gligabao_bench_{size_of(args.size)}_d{args.dims}"
     )
     app_url = service_url(owner_url)  # applies the migrations the database lacks
+
+    def listed() -> tuple[float, list]:
+        with psycopg.connect(app_url) as conn, conn.transaction():
+            conn.execute("SELECT set_config('gligabao.user_id', 'bench-large', true)")
+            list_with_counts(conn, "bench-large", DatasetSummary)  # the first read warms the cache
+            started = time.perf_counter()
+            counts = list_with_counts(conn, "bench-large", DatasetSummary)
+            return (time.perf_counter() - started) * 1000, counts
+
     times: dict[str, list[float]] = {"with the indexes": [], "without them": []}
-    counts = None
-    for run in range(args.repeat + 1):
-        for label in times:
-            with psycopg.connect(owner_url, autocommit=True) as conn:
-                for name, create in INDEXES.items():
-                    conn.execute(f"DROP INDEX IF EXISTS {name}" if label == "without them" else create)
-            with psycopg.connect(app_url) as conn, conn.transaction():
-                conn.execute("SELECT set_config('gligabao.user_id', 'bench-large', true)")
-                list_with_counts(conn, "bench-large", DatasetSummary)  # the first reads warm the cache
-                started = time.perf_counter()
-                counts = list_with_counts(conn, "bench-large", DatasetSummary)
-                if run:
-                    times[label].append((time.perf_counter() - started) * 1000)
-    with psycopg.connect(owner_url, autocommit=True) as conn:
-        for create in INDEXES.values():
-            conn.execute(create)
+    for _ in range(args.repeat):
+        elapsed, counts = listed()
+        times["with the indexes"].append(elapsed)
+        with indexes_dropped(owner_url, INDEXES):
+            times["without them"].append(listed()[0])
     [large] = counts
     print(
         f"datasets list of a user with {large.edges:,} live facts and {large.artifacts:,} artifacts "

@@ -43,7 +43,7 @@ def main() -> int:
 
     import numpy as np
     import psycopg
-    from remember import bench_admin_url, scratch_database  # bench/remember.py
+    from remember import bench_admin_url, indexes_dropped, scratch_database  # bench/remember.py
 
     caps = [int(n) for n in args.per_entity.split(",")]
     rng = np.random.default_rng(7)
@@ -53,8 +53,12 @@ def main() -> int:
         f"other edges, {args.dims}-dimension vectors; median of {args.repeat}, the caps in turns"
     )
     with scratch_database(bench_admin_url(), {"embedding_dimensions": args.dims}) as scratch:
-        with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
-            dataset_id, hub, others = load(conn, rng, centroids, args.edges, args.dims)
+        # The HNSW indexes are built after the rows, as a restore would.
+        with (
+            indexes_dropped(scratch.owner_url, ["gb_edges_embedding_half", "gb_entities_embedding_half"]),
+            psycopg.connect(scratch.owner_url, autocommit=True) as conn,
+        ):
+            dataset_id, hub, others = load(conn, rng, centroids, args.edges)
         held = 0
         for hub_facts in [int(n) for n in args.hub_facts.split(",")]:
             with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
@@ -86,9 +90,8 @@ def clustered(rng, centroids, count: int):
     return unit_rows(picks + noise)
 
 
-def load(conn, rng, centroids, edges: int, dims: int) -> tuple[int, int, list[int]]:
-    """A dataset of `edges` edges among 2,000 entities, and the hub entity (no facts yet). The HNSW
-    indexes are built after the rows, as a restore would."""
+def load(conn, rng, centroids, edges: int) -> tuple[int, int, list[int]]:
+    """A dataset of `edges` edges among 2,000 entities, and the hub entity (no facts yet)."""
     from pgvector.psycopg import register_vector
 
     register_vector(conn)
@@ -105,16 +108,6 @@ def load(conn, rng, centroids, edges: int, dims: int) -> tuple[int, int, list[in
     hub, others = ids[0], ids[1:]
     ends = rng.integers(0, len(others), size=(edges, 2))
     write_edges(conn, dataset_id, [(others[a], others[b]) for a, b in ends], clustered(rng, centroids, edges))
-    for index, table, column in (
-        ("gb_edges_embedding_half", "gb_edges", "embedding"),
-        ("gb_entities_embedding_half", "gb_entities", "embedding"),
-    ):
-        conn.execute(f"DROP INDEX IF EXISTS {index}")
-        conn.execute(
-            f"CREATE INDEX {index} ON {table} USING hnsw ((l2_normalize({column})::halfvec({dims})) "
-            "halfvec_cosine_ops) "
-            "WITH (m = 16, ef_construction = 128)"
-        )
     return dataset_id, hub, others
 
 
@@ -158,6 +151,7 @@ def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[f
     them and without it (dropped, then built again), --repeat times each."""
     import psycopg
     from pgvector.psycopg import register_vector
+    from remember import indexes_dropped  # bench/remember.py
 
     from gligabao.db import graph_writes
 
@@ -171,23 +165,20 @@ def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[f
     names = ["the user", *(name for name, _ in targets)]
     vectors = [[1.0] + [0.0] * (args.dims - 1), *(vector.to_list() for _, vector in targets)]
     ends = [(0, i, "likes") for i in range(1, len(names))]
-    times: dict[str, list[float]] = {}
-    for label, drop in (("with the index", False), ("without it", True)):
-        if drop:
-            with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
-                conn.execute("DROP INDEX gb_edges_live_pair")
-        times[label] = []
+
+    def timed() -> list[float]:
+        times = []
         for run in range(args.repeat + 1):
             with scratch.bundle.database.transaction("bench", "main") as uow:
                 started = time.perf_counter()
                 graph_writes.known_entities_and_live_edges(uow.conn, dataset_id, names, vectors, 0.75, ends)
-                if run:
-                    times[label].append((time.perf_counter() - started) * 1000)
-    with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
-        conn.execute(
-            "CREATE INDEX gb_edges_live_pair ON gb_edges (source_id, target_id, relation) WHERE expired_at IS NULL"
-        )
-    return times
+                if run:  # the first warms the caches
+                    times.append((time.perf_counter() - started) * 1000)
+        return times
+
+    with_index = timed()
+    with indexes_dropped(scratch.owner_url, ["gb_edges_live_pair"]):
+        return {"with the index": with_index, "without it": timed()}
 
 
 if __name__ == "__main__":

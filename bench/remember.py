@@ -18,6 +18,7 @@ Figures are medians over --repeat runs, after one warm-up run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -120,6 +121,27 @@ class scratch_database:
         self.bundle.database.close()
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name)))
+
+
+@contextlib.contextmanager
+def indexes_dropped(owner_url: str, names: list[str]):
+    """The named indexes dropped, then built again from their own definitions (as the migrations
+    made them) when the block ends."""
+    import psycopg
+
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        definitions = [
+            row[0]
+            for row in conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = ANY(%s)", [names])
+        ]
+        for name in names:
+            conn.execute(f'DROP INDEX "{name}"')
+    try:
+        yield
+    finally:
+        with psycopg.connect(owner_url, autocommit=True) as conn:
+            for definition in definitions:
+                conn.execute(definition)
 
 
 def scenario(facts: int) -> list[tuple[str, str]]:
