@@ -166,3 +166,15 @@ class RecordingConnection:
         if query != b"COMMIT":
             self.sent.append((query, params))
         return self._conn.execute(query, params)
+
+
+def table_rows_read(conn, *tables: str) -> int:
+    """The rows of these tables the connection's current transaction has read from the tables
+    themselves: those its sequential scans returned and those its index scans fetched (index-only
+    scans that need no heap fetch read none)."""
+    row = conn.execute(
+        """SELECT sum(pg_stat_get_xact_tuples_returned(t) + pg_stat_get_xact_tuples_fetched(t))
+           FROM unnest(%s::regclass[]) AS t""",
+        [list(tables)],
+    ).fetchone()
+    return int(next(iter(row.values())) if isinstance(row, dict) else row[0])

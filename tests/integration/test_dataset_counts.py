@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import psycopg
 from psycopg.rows import dict_row
 from query_helpers import Graph
+from sql_counting import table_rows_read
 
 from gligabao.db.datasets import list_with_counts
 from gligabao.memory.datasets import DatasetSummary
@@ -19,11 +20,7 @@ def counts_and_rows_read(database_url: str) -> tuple[list[DatasetSummary], int]:
     with psycopg.connect(database_url, row_factory=dict_row) as conn, conn.transaction():
         conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
         rows = list_with_counts(conn, "u1", DatasetSummary)
-        read = conn.execute(
-            """SELECT sum(pg_stat_get_xact_tuples_returned(t) + pg_stat_get_xact_tuples_fetched(t)) AS n
-               FROM unnest(ARRAY['gb_artifacts'::regclass, 'gb_edges'::regclass]) AS t"""
-        ).fetchone()["n"]
-    return rows, read
+        return rows, table_rows_read(conn, "gb_artifacts", "gb_edges")
 
 
 def test_the_counts_are_exact_and_read_the_indexes_not_each_artifact_and_fact(db, database_url):

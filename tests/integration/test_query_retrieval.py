@@ -28,7 +28,7 @@ from query_helpers import (
     scattered,
     vector_literal,
 )
-from sql_counting import RecordingConnection, counting_round_trips
+from sql_counting import RecordingConnection, counting_round_trips, table_rows_read
 
 from gligabao import bootstrap
 from gligabao.db.connection import register_vector
@@ -635,14 +635,13 @@ def artifact_rows_read_by_a_retrieval(database_url: str, question: str, vector: 
     """The rows of gb_artifacts one retrieval of u1 read, by any scan, and the entries of its
     indexes other than the HNSW ones."""
     with a_retrieval_replayed(database_url, question, vector, limits) as conn:
-        return conn.execute(
-            """SELECT pg_stat_get_xact_tuples_returned('gb_artifacts'::regclass)
-                      + pg_stat_get_xact_tuples_fetched('gb_artifacts'::regclass)
-                      + (SELECT sum(pg_stat_get_xact_tuples_returned(i.indexrelid))
-                         FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
-                         WHERE i.indrelid = 'gb_artifacts'::regclass AND c.relname <> ALL (%s))""",
+        index_entries = conn.execute(
+            """SELECT sum(pg_stat_get_xact_tuples_returned(i.indexrelid))
+               FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+               WHERE i.indrelid = 'gb_artifacts'::regclass AND c.relname <> ALL (%s)""",
             [list(HNSW_INDEXES)],
         ).fetchone()[0]
+        return table_rows_read(conn, "gb_artifacts") + index_entries
 
 
 @pytest.mark.parametrize("chunks", [3, 8])  # the exact scan, then the HNSW path (over TINY's 5)

@@ -8,6 +8,7 @@ from graph_rows import full_precision_index
 from psycopg.rows import dict_row
 from query_helpers import Graph
 from remember_helpers import unit, with_cosine
+from sql_counting import table_rows_read
 
 from gligabao.db import graph_writes
 from gligabao.db.connection import register_vector
@@ -207,10 +208,7 @@ def test_the_live_facts_new_facts_restate_are_read_by_their_ends_and_relation(db
             0.75,
             [(0, i, "likes") for i in (1, 2, 3)],
         )
-        read = conn.execute(
-            """SELECT pg_stat_get_xact_tuples_returned('gb_edges'::regclass)
-                      + pg_stat_get_xact_tuples_fetched('gb_edges'::regclass) AS n"""
-        ).fetchone()["n"]
+        read = table_rows_read(conn, "gb_edges")
 
     assert matches == [user, things[3], things[7], things[11]]
     assert [(edge.source_id, edge.target_id) for edge in live] == [(user, things[i]) for i in (3, 7, 11)]
