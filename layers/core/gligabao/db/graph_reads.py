@@ -491,25 +491,30 @@ def seeds_ctes() -> str:
     )"""
 
 
-# The live edges around the seeds: per seed and end, the newest `%(expansion_per_seed)s` through
-# the partial indexes of the live edges (gb_edges_live_source, gb_edges_live_target), then the
-# newest of them all; with `%(strongest_seeds_first)s` (the ranked retrieval), those of the best
+def newest_live_edges(entity: str, limit: str, dataset: str, columns: str = "g.id") -> str:
+    """The body of a LATERAL subquery: the newest `limit` live edges (`g`) of the dataset at each end
+    of the entity `entity` (SQL expressions all), read in that order through the partial indexes of
+    the live edges (gb_edges_live_source, gb_edges_live_target); an edge between two such entities
+    comes once per end."""
+    return "\n                  UNION ALL\n                  ".join(
+        f"""(SELECT {columns} FROM gb_edges AS g
+                   WHERE g.{end} = {entity} AND g.expired_at IS NULL AND g.dataset_id = {dataset}
+                   ORDER BY g.created_at DESC, g.id DESC
+                   LIMIT {limit})"""
+        for end in ("source_id", "target_id")
+    )
+
+
+# The live edges around the seeds: per seed and end, the newest `%(expansion_per_seed)s`
+# (newest_live_edges), then the newest of them all; with `%(strongest_seeds_first)s` (the ranked retrieval), those of the best
 # seeds first (band, then rank), so that the cap never drops the facts of what the question names.
-_AROUND_LIVE = """
+_AROUND_LIVE = f"""
     around AS MATERIALIZED (
         SELECT id, created_at
         FROM (SELECT n.id, n.created_at, min(ARRAY[s.band::bigint, s.rank]) AS seed
               FROM seeds AS s
               CROSS JOIN LATERAL (
-                  (SELECT g.id, g.created_at FROM gb_edges AS g
-                   WHERE g.source_id = s.id AND g.expired_at IS NULL AND g.dataset_id = %(ds)s
-                   ORDER BY g.created_at DESC, g.id DESC
-                   LIMIT %(expansion_per_seed)s)
-                  UNION ALL
-                  (SELECT g.id, g.created_at FROM gb_edges AS g
-                   WHERE g.target_id = s.id AND g.expired_at IS NULL AND g.dataset_id = %(ds)s
-                   ORDER BY g.created_at DESC, g.id DESC
-                   LIMIT %(expansion_per_seed)s)) AS n
+                  {newest_live_edges("s.id", "%(expansion_per_seed)s", "%(ds)s", "g.id, g.created_at")}) AS n
               GROUP BY n.id, n.created_at) AS both_ends
         ORDER BY CASE WHEN %(strongest_seeds_first)s THEN seed END, created_at DESC, id DESC
         LIMIT %(expansion)s

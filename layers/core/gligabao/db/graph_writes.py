@@ -16,6 +16,7 @@ import psycopg
 from pgvector import Vector
 from psycopg.rows import class_row
 
+from gligabao.db.graph_reads import newest_live_edges
 from gligabao.db.jobs import NOT_CANCELLED, NOT_QUEUED
 from gligabao.model import EndedEdge, StoredEdge, StoredEntity
 
@@ -499,16 +500,7 @@ def send_candidate_edges(
         around AS (
             SELECT n.id
             FROM unnest(%(entity_ids)s::bigint[]) AS k(id)
-            CROSS JOIN LATERAL (
-                (SELECT g.id FROM gb_edges AS g
-                 WHERE g.source_id = k.id AND g.expired_at IS NULL AND g.dataset_id = %(dataset_id)s
-                 ORDER BY g.created_at DESC, g.id DESC
-                 LIMIT %(per_entity)s)
-                UNION ALL
-                (SELECT g.id FROM gb_edges AS g
-                 WHERE g.target_id = k.id AND g.expired_at IS NULL AND g.dataset_id = %(dataset_id)s
-                 ORDER BY g.created_at DESC, g.id DESC
-                 LIMIT %(per_entity)s)) AS n
+            CROSS JOIN LATERAL ({newest_live_edges("k.id", "%(per_entity)s", "%(dataset_id)s")}) AS n
         ),
         near_vector AS (
             SELECT near.id
