@@ -156,6 +156,12 @@ def parse_args() -> argparse.Namespace:
         "(the messages an agent remembers; kept in the database): the passage searches must not read them",
     )
     parser.add_argument(
+        "--maintenance-work-mem",
+        default="4GB",
+        help="PostgreSQL's maintenance_work_mem for the index builds (a million edges at 1536 dimensions: 8GB, "
+        "so that the edges' HNSW graph is built in memory)",
+    )
+    parser.add_argument(
         "--data-dir",
         default=str(ROOT / "var" / "bench-pgdata"),
         help="embedded PostgreSQL of the bench (ignored when DATABASE_URL is set)",
@@ -267,7 +273,9 @@ QUESTION_NOISE = 0.3  # |question - centroid|: cosine ~0.96 with its cluster's c
 ROW_NOISE = (0.4, 1.25)  # |row - centroid|: cosine 0.93 .. 0.62 with it; ~45% above 0.75 with a question
 
 
-def build(url: str, dims: int, plans: list[DatasetPlan], clusters: int, seed: int = 7) -> dict:
+def build(
+    url: str, dims: int, plans: list[DatasetPlan], clusters: int, maintenance_work_mem: str, seed: int = 7
+) -> dict:
     """Fill the scratch database: schema, synthetic rows, indexes. Returns build timings."""
     import psycopg
 
@@ -310,7 +318,8 @@ def build(url: str, dims: int, plans: list[DatasetPlan], clusters: int, seed: in
         timings["rows"] = time.perf_counter() - load_started
 
         index_started = time.perf_counter()
-        conn.execute("SET maintenance_work_mem = '4GB'")
+        # An HNSW build whose graph outgrows maintenance_work_mem goes on inserting on disk, many times slower.
+        conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", [maintenance_work_mem])
         conn.execute("SET max_parallel_maintenance_workers = 2")
         for name, definition in index_defs:
             step = time.perf_counter()
@@ -468,14 +477,18 @@ def probes(url: str, plans: list[DatasetPlan], count: int, rng: random.Random) -
     with psycopg.connect(url, autocommit=True) as conn:
         register_vector(conn)
         dims = conn.execute("SELECT dims FROM bench_meta LIMIT 1").fetchone()[0]
+        # Once per dataset: at a million 1536-dimension edges the table is 8 GB, read whole each time.
+        id_range = {
+            (user_id, name): (low, high)
+            for user_id, name, low, high in conn.execute(
+                """SELECT d.user_id, d.name, min(g.id), max(g.id)
+                   FROM gb_edges g JOIN gb_datasets d ON d.id = g.dataset_id GROUP BY d.user_id, d.name"""
+            )
+        }
         for kind, plan, share in kinds:
             for _ in range(max(1, round(count * share))):
                 target = plan or rng.choice(plans[2:])
-                low, high = conn.execute(
-                    """SELECT min(g.id), max(g.id) FROM gb_edges g JOIN gb_datasets d ON d.id = g.dataset_id
-                       WHERE d.user_id = %s AND d.name = %s""",
-                    [target.user_id, target.name],
-                ).fetchone()
+                low, high = id_range[(target.user_id, target.name)]
                 row = conn.execute(
                     """SELECT s.name, g.relation, g.embedding
                        FROM gb_edges g JOIN gb_entities s ON s.id = g.source_id
@@ -672,7 +685,7 @@ def bench_size(admin: str, edges: int, args) -> None:
         print("  data: reused from an earlier build (--rebuild to build again)")
     else:
         print(f"  building: {len(plans)} datasets, {clusters:,} topic clusters ...", flush=True)
-        timings = build(url, args.dims, plans, clusters)
+        timings = build(url, args.dims, plans, clusters, args.maintenance_work_mem)
         print(
             "  built in {total:.0f} s (vectors {vectors:.0f} s, rows {rows:.0f} s, indexes {indexes:.0f} s)".format(
                 **timings
