@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from psycopg.rows import tuple_row
+
 
 @dataclass
 class RoundTrips:
@@ -172,9 +174,13 @@ def table_rows_read(conn, *tables: str) -> int:
     """The rows of these tables the connection's current transaction has read from the tables
     themselves: those its sequential scans returned and those its index scans fetched (index-only
     scans that need no heap fetch read none)."""
-    row = conn.execute(
-        """SELECT sum(pg_stat_get_xact_tuples_returned(t) + pg_stat_get_xact_tuples_fetched(t))
-           FROM unnest(%s::regclass[]) AS t""",
-        [list(tables)],
-    ).fetchone()
-    return int(next(iter(row.values())) if isinstance(row, dict) else row[0])
+    [read] = (
+        conn.cursor(row_factory=tuple_row)  # whatever rows the connection itself makes
+        .execute(
+            """SELECT sum(pg_stat_get_xact_tuples_returned(t) + pg_stat_get_xact_tuples_fetched(t))
+               FROM unnest(%s::regclass[]) AS t""",
+            [list(tables)],
+        )
+        .fetchone()
+    )
+    return int(read)
