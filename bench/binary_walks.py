@@ -105,6 +105,8 @@ def report(
     conn, name: str, statement: str, ef_search: int, vectors: list, exact: list[list[int]], width: int
 ):
     """Each question twice (the first round warms the cache); the second round's figures."""
+    from query import percentile  # bench/query.py
+
     conn.execute(f"SET hnsw.ef_search = {ef_search}")
     times, top10, top_width = [], [], []
     for round_ in range(2):
@@ -114,10 +116,9 @@ def report(
                 times.append(ms)
                 top10.append(len(set(ids[:10]) & set(nearest[:10])) / 10)
                 top_width.append(len(set(ids) & set(nearest)) / width)
-    times.sort()
     print(
         f"  {name:<34} walks {ef_search:>4}: p50 {statistics.median(times):6.2f} ms, "
-        f"p95 {times[max(0, round(0.95 * len(times)) - 1)]:6.2f} ms; the exact scan's nearest 10 found "
+        f"p95 {percentile(times, 0.95):6.2f} ms; the exact scan's nearest 10 found "
         f"{statistics.mean(top10):.3f}, nearest {width} {statistics.mean(top_width):.3f}"
     )
 
