@@ -44,19 +44,11 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def database_url(data_dir: str, name: str) -> str:
-    sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "bench"), str(ROOT / "tests")]
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    from remember import bench_admin_url  # bench/remember.py
-
-    return make_conninfo(**{**conninfo_to_dict(bench_admin_url(data_dir)), "dbname": name})
-
-
 def ensure_binary_index(conn, dims: int, memory: str) -> None:
     if conn.execute("SELECT to_regclass(%s) IS NOT NULL", [INDEX]).fetchone()[0]:
         return
     started = time.perf_counter()
-    conn.execute(f"SET maintenance_work_mem = '{memory}'")
+    conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", [memory])
     conn.execute(
         f"CREATE INDEX {INDEX} ON gb_edges USING hnsw ((binary_quantize(embedding)::bit({dims})) bit_hamming_ops) "
         "WITH (m = 16, ef_construction = 128)"
@@ -84,9 +76,9 @@ def questions(conn, dims: int, count: int) -> list:
     return found
 
 
-def timed_ids(conn, statement: str, vector) -> tuple[float, list[int]]:
+def timed_ids(conn, statement: str, params: dict) -> tuple[float, list[int]]:
     started = time.perf_counter()
-    rows = conn.execute(statement, {"q": vector}).fetchall()
+    rows = conn.execute(statement, params).fetchall()
     return (time.perf_counter() - started) * 1000, [row[0] for row in rows]
 
 
@@ -94,7 +86,11 @@ def exact_nearest(conn, vectors: list, width: int) -> list[list[int]]:
     conn.execute("SET enable_indexscan = off")
     try:
         return [
-            timed_ids(conn, f"SELECT id FROM gb_edges ORDER BY embedding <=> %(q)s LIMIT {width}", v)[1]
+            timed_ids(
+                conn,
+                "SELECT id FROM gb_edges ORDER BY embedding <=> %(q)s LIMIT %(width)s",
+                {"q": v, "width": width},
+            )[1]
             for v in vectors
         ]
     finally:
@@ -107,11 +103,11 @@ def report(
     """Each question twice (the first round warms the cache); the second round's figures."""
     from query import percentile  # bench/query.py
 
-    conn.execute(f"SET hnsw.ef_search = {ef_search}")
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", [str(ef_search)])
     times, top10, top_width = [], [], []
     for round_ in range(2):
         for vector, nearest in zip(vectors, exact, strict=True):
-            ms, ids = timed_ids(conn, statement, vector)
+            ms, ids = timed_ids(conn, statement, {"q": vector, "width": width, "walk": ef_search})
             if round_:
                 times.append(ms)
                 top10.append(len(set(ids[:10]) & set(nearest[:10])) / 10)
@@ -125,9 +121,13 @@ def report(
 
 def main() -> int:
     args = parse_args()
-    url = database_url(args.data_dir, args.database)
+    sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "bench"), str(ROOT / "tests")]
     import psycopg
     from pgvector.psycopg import register_vector
+    from query import database_url  # bench/query.py
+    from remember import bench_admin_url  # bench/remember.py
+
+    url = database_url(bench_admin_url(args.data_dir), args.database)
 
     with psycopg.connect(url, autocommit=True) as conn:
         if args.drop:
@@ -149,16 +149,14 @@ def main() -> int:
         exact = exact_nearest(conn, vectors, args.width)
         for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
             conn.execute(f"SET {setting} = off")  # as in the gb_nearest_* functions
-        half = (
-            f"SELECT id, embedding <=> %(q)s FROM gb_edges "
-            f"ORDER BY gb_half(embedding) <=> gb_half(%(q)s::vector) LIMIT {args.width}"
-        )
+        half = """SELECT id, embedding <=> %(q)s FROM gb_edges
+                  ORDER BY gb_half(embedding) <=> gb_half(%(q)s::vector) LIMIT %(width)s"""
         report(conn, "half precision", half, args.width, vectors, exact, args.width)
         for walk in (int(w) for w in args.binary_widths.split(",")):
             binary = f"""SELECT id FROM (
                 SELECT id, embedding <=> %(q)s AS distance FROM gb_edges
-                ORDER BY binary_quantize(embedding)::bit({dims}) <~> binary_quantize(%(q)s::vector) LIMIT {walk}
-            ) AS walked ORDER BY distance LIMIT {args.width}"""
+                ORDER BY binary_quantize(embedding)::bit({dims}) <~> binary_quantize(%(q)s::vector) LIMIT %(walk)s
+            ) AS walked ORDER BY distance LIMIT %(width)s"""  # the type's length is no parameter
             report(conn, "binary, re-ranked", binary, walk, vectors, exact, args.width)
     return 0
 
