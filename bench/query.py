@@ -849,6 +849,11 @@ def walks_in_turns(questions: list[Probe], limits, walks: list[str], rounds: int
         )
 
 
+def walk_statement(index) -> str:
+    """One index walk as the context statement runs it, its width by the parameter it reads."""
+    return f"SELECT count(*) FROM {index.nearest}(%(q)s, %({index.walk})s)"
+
+
 def index_walks(probe: Probe, limits) -> dict[str, float]:
     """The four index walks alone, at the service's widths, as the context statement runs them (the
     `gb_nearest_*` functions in the user's transaction): ms for all four in one statement ("four
@@ -859,10 +864,7 @@ def index_walks(probe: Probe, limits) -> dict[str, float]:
     from gligabao.db.graph_reads import VECTOR_INDEXES, walk_widths
 
     params = {"q": Vector(probe.vector), **walk_widths(limits)}
-    each = {
-        index.name: f"SELECT count(*) FROM {index.nearest}(%(q)s, %({index.walk})s)"
-        for index in VECTOR_INDEXES
-    }
+    each = {index.name: walk_statement(index) for index in VECTOR_INDEXES}
     statements = {"four walks": "SELECT " + ", ".join(f"({sql})" for sql in each.values()), **each}
     timed: dict[str, float] = {}
     with bootstrap.bundle().database.transaction(probe.user_id) as uow:
@@ -875,7 +877,8 @@ def index_walks(probe: Probe, limits) -> dict[str, float]:
 
 def concurrent_walks(probe: Probe, limits, pool) -> float:
     """The four index walks at once, each in its own transaction on its own connection (the pool's
-    threads keep theirs, as the service's do): ms until the last one has answered. The least the
+    threads keep theirs, as the service's do): ms until the last one has answered, each
+    connection's BEGIN and COMMIT included. The least the
     walks could cost if a query spread them over connections instead of one statement."""
     from pgvector import Vector
 
@@ -886,9 +889,7 @@ def concurrent_walks(probe: Probe, limits, pool) -> float:
 
     def walk(index) -> None:
         with bootstrap.bundle().database.transaction(probe.user_id) as uow:
-            uow.conn.execute(
-                f"SELECT count(*) FROM {index.nearest}(%(q)s, %({index.walk})s)", params
-            ).fetchall()
+            uow.conn.execute(walk_statement(index), params).fetchall()
 
     started = time.perf_counter()
     for done in [pool.submit(walk, index) for index in VECTOR_INDEXES]:
@@ -906,12 +907,11 @@ def one_wide_walk(probe: Probe, limits) -> float:
     from gligabao.db.graph_reads import VECTOR_INDEXES, walk_widths
 
     widths = walk_widths(limits)
-    wide = sum(widths[index.walk] for index in VECTOR_INDEXES)
+    facts = next(index for index in VECTOR_INDEXES if index.facts)
+    params = {"q": Vector(probe.vector), facts.walk: sum(widths[index.walk] for index in VECTOR_INDEXES)}
     with bootstrap.bundle().database.transaction(probe.user_id) as uow:
         started = time.perf_counter()
-        uow.conn.execute(
-            "SELECT count(*) FROM gb_nearest_edges(%s, %s)", [Vector(probe.vector), wide]
-        ).fetchall()
+        uow.conn.execute(walk_statement(facts), params).fetchall()
         return (time.perf_counter() - started) * 1000
 
 
