@@ -135,10 +135,10 @@ class Limits(BaseModel):
     # --- search strategy (not in the seed) ----------------------------------------------------
     # Any window gives the same seeds; 250 instead of 1,000 scores fewer rows per question (keyword
     # statement p50 6.0 -> 4.0 ms at 100k edges, 9-10 -> 6.4 ms at 1M; 100 made the 1M p95 worse:
-    # `GB_KEYWORD_WINDOW=250 bench/query.py`, README "Performance").
+    # `GB_KEYWORD_WINDOW=250 bench/query.py`, docs/performance.md, query).
     keyword_window: int = Field(250, gt=0, description="most recently updated entities all keyword-scored")
     # A common term's newest holders: walked in recency order instead of sorting all of them when
-    # the window says they lie within half of this (0: never walked; README "Performance").
+    # the window says they lie within half of this (0: never walked; docs/performance.md, query).
     keyword_walk_rows: int = Field(
         2000, ge=0, description="most recently updated entities walked for a common term's newest holders"
     )
@@ -150,7 +150,7 @@ class Limits(BaseModel):
     # Only the facts' search finds more at a wider walk: at 1M edges 299 of the exact scan's 310
     # similar facts at 64, 309 at 80 to 128; the seeds and passages the same at each. It costs the
     # retrieval 0.4-0.5 ms at the median, every index at 80 about 2 (`bench/query.py --ef-sweep`,
-    # `--walks`; README "Performance").
+    # `--walks`; docs/performance.md, query).
     hnsw_fact_candidates: int = Field(
         80, gt=0, le=1000, description="rows taken from the facts' HNSW index (its hnsw.ef_search)"
     )
