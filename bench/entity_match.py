@@ -77,6 +77,7 @@ def load(conn, rng: random.Random, entities: int, dims: int) -> set[str]:
 
 def match_times(database, rng: random.Random, stored: set[str], args) -> tuple[list[float], int]:
     from gligabao.db import graph_writes
+    from gligabao.limits import DEFAULT_LIMITS
 
     dataset_id = None
     times, matched = [], 0
@@ -91,7 +92,14 @@ def match_times(database, rng: random.Random, stored: set[str], args) -> tuple[l
         with database.transaction("bench", "main") as uow:
             dataset_id = dataset_id or uow.dataset_id
             started = time.perf_counter()
-            ids = graph_writes.match_entities(uow.conn, dataset_id, new, vectors, threshold=0.75)
+            ids = graph_writes.match_entities(
+                uow.conn,
+                dataset_id,
+                new,
+                vectors,
+                threshold=0.75,
+                exact_max=DEFAULT_LIMITS.exact_scan_max_rows,
+            )
             times.append((time.perf_counter() - started) * 1000)
         matched = sum(i is not None for i in ids)
     return times[2:], matched  # the first two warm the caches

@@ -8,13 +8,16 @@ around that one entity grow with everything remembered. This bench times that on
 --new new facts about a hub entity holding each of --hub-facts live facts, among --edges other
 edges of the dataset (vectors in topic clusters), as the service runs it (the application role,
 under row-level security), at each cap of the facts compared per entity (`--per-entity`, the
-default first; a cap above the hub's facts compares them all, as before the cap), in turns,
+default first; a cap above the hub's facts compares them all, as before the cap) and each
+largest dataset searched exactly (`--exact-max`, GB_EXACT_SCAN_MAX_ROWS: a dataset of at most so
+many live facts is compared by its full vectors instead of through the HNSW index), in turns,
 median of --repeat, on a scratch database with the real schema and --dims-dimension vectors. Then
 the lookup of the hub's live facts that --new new facts restate, with migration 0024's index of
 live facts by source, target and relation, and without it.
 
     python bench/fact_candidates.py [--hub-facts 500,5000,20000] [--edges 20000] [--dims 1536]
-                                    [--new 50] [--per-entity 1000,1000000000] [--repeat 7]
+                                    [--new 50] [--per-entity 1000,1000000000] [--exact-max 1000]
+                                    [--repeat 7]
 """
 
 from __future__ import annotations
@@ -32,12 +35,15 @@ CLUSTERS = 200
 
 
 def main() -> int:
+    from gligabao.limits import DEFAULT_LIMITS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hub-facts", default="500,5000,20000")
     parser.add_argument("--edges", type=int, default=20_000)
     parser.add_argument("--dims", type=int, default=1536)
     parser.add_argument("--new", type=int, default=50)
     parser.add_argument("--per-entity", default="1000,1000000000")
+    parser.add_argument("--exact-max", default=str(DEFAULT_LIMITS.exact_scan_max_rows))
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
 
@@ -46,6 +52,7 @@ def main() -> int:
     from remember import bench_admin_url, indexes_dropped, scratch_database  # bench/remember.py
 
     caps = [int(n) for n in args.per_entity.split(",")]
+    exact_maxes = [int(n) for n in args.exact_max.split(",")]
     rng = np.random.default_rng(7)
     centroids = unit_rows(rng.normal(size=(CLUSTERS, args.dims)))
     print(
@@ -64,10 +71,16 @@ def main() -> int:
             with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
                 add_hub_facts(conn, rng, centroids, dataset_id, hub, others, hub_facts - held)
             held = hub_facts
-            times = candidate_times(scratch.bundle.database, rng, centroids, dataset_id, hub, caps, args)
+            times = candidate_times(
+                scratch.bundle.database, rng, centroids, dataset_id, hub, caps, exact_maxes, args
+            )
             print(
                 f"  hub with {hub_facts:>7,} facts: "
-                + ", ".join(f"cap {cap:,}: {statistics.median(t):7.1f} ms" for cap, t in times.items())
+                + ", ".join(
+                    f"cap {cap:,}{f' (exact up to {exact:,})' if len(exact_maxes) > 1 else ''}: "
+                    f"{statistics.median(t):7.1f} ms"
+                    for (cap, exact), t in times.items()
+                )
             )
             restated = restated_times(scratch, dataset_id, hub, args)
             print(
@@ -130,20 +143,29 @@ def write_edges(conn, dataset_id: int, ends: list[tuple[int, int]], vectors) -> 
             copy.write_row([dataset_id, source, target, "likes", "", "2026-01-01T00:00:00Z", vector])
 
 
-def candidate_times(database, rng, centroids, dataset_id: int, hub: int, caps: list[int], args) -> dict:
+def candidate_times(
+    database, rng, centroids, dataset_id: int, hub: int, caps: list[int], exact_maxes: list[int], args
+) -> dict[tuple[int, int], list[float]]:
     from gligabao.db import graph_writes
 
-    times: dict[int, list[float]] = {cap: [] for cap in caps}
+    times: dict[tuple[int, int], list[float]] = {(cap, exact): [] for cap in caps for exact in exact_maxes}
     for run in range(args.repeat + 1):
         new_facts = [v.tolist() for v in clustered(rng, centroids, args.new)]
-        for cap in caps:
+        for cap, exact in times:
             with database.transaction("bench", "main") as uow:
                 started = time.perf_counter()
                 graph_writes.candidate_edges(
-                    uow.conn, dataset_id, [hub], new_facts, threshold=0.75, limit=50, per_entity=cap
+                    uow.conn,
+                    dataset_id,
+                    [hub],
+                    new_facts,
+                    threshold=0.75,
+                    limit=50,
+                    per_entity=cap,
+                    exact_max=exact,
                 )
                 if run:  # the first warms the caches
-                    times[cap].append((time.perf_counter() - started) * 1000)
+                    times[(cap, exact)].append((time.perf_counter() - started) * 1000)
     return times
 
 
@@ -156,6 +178,7 @@ def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[f
     from remember import indexes_dropped  # bench/remember.py
 
     from gligabao.db import graph_writes
+    from gligabao.limits import DEFAULT_LIMITS
 
     with psycopg.connect(scratch.owner_url, autocommit=True) as conn:
         register_vector(conn)
@@ -173,7 +196,15 @@ def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[f
         for run in range(args.repeat + 1):
             with scratch.bundle.database.transaction("bench", "main") as uow:
                 started = time.perf_counter()
-                graph_writes.known_entities_and_live_edges(uow.conn, dataset_id, names, vectors, 0.75, ends)
+                graph_writes.known_entities_and_live_edges(
+                    uow.conn,
+                    dataset_id,
+                    names,
+                    vectors,
+                    0.75,
+                    ends,
+                    exact_max=DEFAULT_LIMITS.exact_scan_max_rows,
+                )
                 if run:  # the first warms the caches
                     times.append((time.perf_counter() - started) * 1000)
         return times

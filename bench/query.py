@@ -609,7 +609,7 @@ def recall(probes_: list[Probe], limits) -> dict[str, tuple[int, int]]:
     return {key: (found, wanted) for key, (found, wanted) in totals.items()}
 
 
-def iterative_scans(url: str, probes_: list[Probe], ef_search: int) -> None:
+def iterative_scans(url: str, probes_: list[Probe], ef_search: int, exact_max: int) -> None:
     """A dataset whose rows the table's nearest ones crowd out is scanned exactly by the retrieval
     (its edges ordered by distance). pgvector 0.8 can instead go on walking the HNSW index until
     enough rows pass the dataset's filter (`hnsw.iterative_scan`). Its 10 nearest edges each way,
@@ -659,7 +659,12 @@ def iterative_scans(url: str, probes_: list[Probe], ef_search: int) -> None:
                         started = time.perf_counter()
                         rows = conn.execute(
                             exact if mode == "exact" else remembers,
-                            {"dataset_id": dataset_of[probe.dataset], "vector": probe.vector, "limit": 10},
+                            {
+                                "dataset_id": dataset_of[probe.dataset],
+                                "vector": probe.vector,
+                                "limit": 10,
+                                "exact_max": exact_max,
+                            },
                         ).fetchall()
                         times_of[mode].append((time.perf_counter() - started) * 1000)
                         found[mode].append({row[0] for row in rows})
@@ -795,7 +800,12 @@ def bench_size(admin: str, edges: int, args) -> None:
         print(f"  the question whose keyword statement was slowest: {slowest_keyword[1].question!r}")
         explain(slowest_keyword[1], limits)
     if args.iterative_scans:
-        iterative_scans(url, [p for p in questions if p.kind == "medium"], limits.hnsw_candidates)
+        iterative_scans(
+            url,
+            [p for p in questions if p.kind == "medium"],
+            limits.hnsw_candidates,
+            limits.exact_scan_max_rows,
+        )
     if args.walks:
         walks_in_turns(
             [p for p in questions[30:] if p.kind == "large"],

@@ -298,7 +298,9 @@ def test_a_vector_match_reads_only_the_entities_whose_name_could_be_the_same(db)
     db.execute("ANALYZE gb_entities")  # as autovacuum has done for a dataset of this size
 
     with bootstrap.bundle().database.transaction("u1", "main") as uow:
-        matches = graph_writes.match_entities(uow.conn, graph.dataset_id, ["acme"], [unit(0)], threshold=0.75)
+        matches = graph_writes.match_entities(
+            uow.conn, graph.dataset_id, ["acme"], [unit(0)], threshold=0.75, exact_max=1000
+        )
         by_keys, fetched = (
             uow.conn.execute(
                 "SELECT pg_stat_get_xact_numscans('gb_entities_name_keys'::regclass),"

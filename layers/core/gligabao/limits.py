@@ -142,7 +142,9 @@ class Limits(BaseModel):
     keyword_walk_rows: int = Field(
         2000, ge=0, description="most recently updated entities walked for a common term's newest holders"
     )
-    exact_scan_max_rows: int = Field(1000, ge=0, description="an index this small is scanned exactly")
+    exact_scan_max_rows: int = Field(
+        1000, ge=0, description="a dataset with this few rows in an index is searched exactly"
+    )
     # At most 1,000: pgvector refuses a wider hnsw.ef_search, which would fail every query.
     hnsw_candidates: int = Field(
         64, gt=0, le=1000, description="rows taken from an HNSW index (hnsw.ef_search)"

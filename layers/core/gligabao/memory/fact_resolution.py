@@ -76,6 +76,7 @@ def find_candidates(
         limits.entity_match_similarity,
         fact_ends,
         limits.entity_name_guard,
+        exact_max=limits.exact_scan_max_rows,
     )
     known = {
         entity.normalized_name: match for entity, match in zip(graph.entities, matches, strict=True) if match
@@ -103,6 +104,7 @@ def find_candidates(
         threshold=limits.fact_candidate_similarity,
         limit=limits.max_fact_candidates,
         per_entity=limits.fact_candidates_per_entity,
+        exact_max=limits.exact_scan_max_rows,
         exclude_ids=sorted({edge.id for edge in restated.values()}),
     )
     return lambda: Candidates(new_facts, edges.fetchall())
