@@ -312,3 +312,27 @@ def test_a_vector_match_reads_only_the_entities_whose_name_could_be_the_same(db)
 
     assert matches == [acme]
     assert by_keys >= 1 and fetched < 30  # of 301 entities
+
+
+def test_remembers_vector_searches_take_the_largest_dataset_compared_exactly_from_the_settings(
+    db, script, monkeypatch
+):
+    """GB_EXACT_SCAN_MAX_ROWS reaches the entity match (name guard off) and the search for candidate
+    facts: a dataset at most that large is compared by its full vectors (test_vector_indexes)."""
+    import psycopg
+
+    reconfigure(limits=Limits(entity_name_guard=False, exact_scan_max_rows=7))
+    lyon = [entity("Alice", "person"), entity("Lyon", "city")]
+    remember(script, "Alice lives in Lyon.", lyon, [("Alice", "lives_in", "Lyon")])
+    sent = []
+    execute = psycopg.Cursor.execute
+
+    def recording(cursor, query, params=None, **kwargs):
+        if "gb_half_index_ready" in str(query):
+            sent.append(params["exact_max"])
+        return execute(cursor, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recording)
+    remember(script, "Alice works in Lyon.", lyon, [("Alice", "works_in", "Lyon")])
+
+    assert len(sent) >= 2 and set(sent) == {7}, sent  # the entity match, the candidate facts
