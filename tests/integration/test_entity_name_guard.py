@@ -328,7 +328,7 @@ def test_remembers_vector_searches_take_the_largest_dataset_compared_exactly_fro
     execute = psycopg.Cursor.execute
 
     def recording(cursor, query, params=None, **kwargs):
-        if "gb_half_index_ready" in str(query):
+        if "gb_nearest_" in str(query):
             sent.append(params["exact_max"])
         return execute(cursor, query, params, **kwargs)
 

@@ -155,26 +155,24 @@ def read_filled_artifact(cursor: psycopg.Cursor) -> list[int] | None:
     return None if row["id"] is None else list(row["chunk_ids"])
 
 
-def _nearest_first(select: str, half_index: str, column: str, to: str, limit: str, rows: str) -> str:
+def _nearest_first(select: str, column: str, to: str, limit: str, rows: str, walk: str) -> str:
     """`select` (a SELECT ... WHERE ...) in the order of its `column`'s distance to `to`, its first
-    `limit` rows: ordered by the half-precision vectors when the half-precision index `half_index`
-    is there and valid (migration 0019) and `rows` (FROM ... WHERE ..., the rows `select` reads)
-    are more than `%(exact_max)s`, else by the full ones. Only one of the two branches runs.
+    `limit` rows, when `rows` (FROM ... WHERE ..., the rows `select` reads) are at most
+    `%(exact_max)s`: compared by the full vectors, whose cosines a sort computes. Else `walk` (a
+    SELECT of the same columns from a `gb_nearest_*` function of migration 0026, which walks the
+    index). Only one of the two branches runs.
 
-    The planner sorts a dataset that small instead of walking an index, and a sort in the
-    half-precision order scales and halves every row's vector for every search; in the full one it
-    computes only their cosines (the candidate facts of 50 new facts among 990 live ones: 597 ms
-    against 52, bench/fact_candidates.py; above about 1,300 the planner walks the index)."""
-    ready = f"(SELECT gb_half_index_ready('{half_index}'))"
+    In one statement the planner would choose between walking the half-precision index and
+    sorting the rows in its order, which scales and halves every row's vector for every search
+    (the candidate facts of 50 new facts among 990 live ones: 597 ms sorted, 69.5 walked, 82.0 by
+    the full vectors; bench/fact_candidates.py)."""
     small = f"(SELECT count(*) <= %(exact_max)s FROM (SELECT 1 FROM {rows} LIMIT %(exact_max)s + 1) AS r)"
     return f"""(
             ({select}
-              AND {ready} AND NOT {small}
-            ORDER BY gb_half({column}) <=> gb_half({to}) LIMIT {limit})
+              AND {small}
+            ORDER BY {column} <=> {to} LIMIT {limit})
             UNION ALL
-            ({select}
-              AND NOT ({ready} AND NOT {small})
-            ORDER BY {column} <=> {to} LIMIT {limit}))"""
+            (SELECT * FROM ({walk}) AS walked WHERE NOT {small}))"""
 
 
 # The stored entity each (name, vector) of `i` is: the same normalized name, else the nearest
@@ -205,15 +203,16 @@ _MATCH_SQL = {
     True: _MATCH_TEMPLATE.format(
         nearest=f"({_GUARDED_CANDIDATES} ORDER BY e.embedding <=> i.embedding LIMIT 1)"
     ),
-    # All the dataset's entities: the planner may read the vector index.
+    # All the dataset's entities: compared exactly in a small dataset, else through the index.
     False: _MATCH_TEMPLATE.format(
         nearest=_nearest_first(
             _MATCH_CANDIDATES.format(candidates="gb_entities e", name_guard=""),
-            "gb_entities_embedding_half",
             "e.embedding",
             "i.embedding",
             "1",
             "gb_entities WHERE dataset_id = %(dataset_id)s",
+            """SELECT w.id FROM gb_nearest_dataset_entities(%(dataset_id)s, i.embedding, 1) AS w
+            WHERE by_name.id IS NULL AND 1 - w.distance >= %(threshold)s""",
         )
     ),
 }
@@ -460,11 +459,11 @@ NEAREST_LIVE_EDGES = _nearest_first(
                 SELECT id, embedding <=> n.embedding AS distance
                 FROM gb_edges
                 WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL AND embedding IS NOT NULL""",
-    "gb_edges_embedding_half",
     "embedding",
     "n.embedding",
     "%(limit)s",
     "gb_edges WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL",
+    "SELECT w.id, w.distance FROM gb_nearest_live_edges(%(dataset_id)s, n.embedding, %(limit)s) AS w",
 )
 
 
