@@ -99,6 +99,7 @@ def match_times(database, rng: random.Random, stored: set[str], args) -> tuple[l
                 vectors,
                 threshold=0.75,
                 exact_max=DEFAULT_LIMITS.exact_scan_max_rows,
+                walk=DEFAULT_LIMITS.hnsw_candidates,
             )
             times.append((time.perf_counter() - started) * 1000)
         matched = sum(i is not None for i in ids)

@@ -204,6 +204,7 @@ def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[f
                     0.75,
                     ends,
                     exact_max=DEFAULT_LIMITS.exact_scan_max_rows,
+                    walk=DEFAULT_LIMITS.hnsw_candidates,
                 )
                 if run:  # the first warms the caches
                     times.append((time.perf_counter() - started) * 1000)

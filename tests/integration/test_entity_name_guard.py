@@ -299,7 +299,7 @@ def test_a_vector_match_reads_only_the_entities_whose_name_could_be_the_same(db)
 
     with bootstrap.bundle().database.transaction("u1", "main") as uow:
         matches = graph_writes.match_entities(
-            uow.conn, graph.dataset_id, ["acme"], [unit(0)], threshold=0.75, exact_max=1000
+            uow.conn, graph.dataset_id, ["acme"], [unit(0)], threshold=0.75, exact_max=1000, walk=64
         )
         by_keys, fetched = (
             uow.conn.execute(

@@ -159,8 +159,8 @@ def _nearest_first(select: str, column: str, to: str, limit: str, rows: str, wal
     """`select` (a SELECT ... WHERE ...) in the order of its `column`'s distance to `to`, its first
     `limit` rows, when `rows` (FROM ... WHERE ..., the rows `select` reads) are at most
     `%(exact_max)s`: compared by the full vectors, whose cosines a sort computes. Else `walk` (a
-    SELECT of the same columns from a `gb_nearest_*` function of migration 0026, which walks the
-    index). Only one of the two branches runs.
+    SELECT of the same columns from one of the query's `gb_nearest_*` functions, which walk the
+    index with sorts off). Only one of the two branches runs.
 
     In one statement the planner would choose between walking the half-precision index and
     sorting the rows in its order, which scales and halves every row's vector for every search
@@ -211,8 +211,9 @@ _MATCH_SQL = {
             "i.embedding",
             "1",
             "gb_entities WHERE dataset_id = %(dataset_id)s",
-            """SELECT w.id FROM gb_nearest_dataset_entities(%(dataset_id)s, i.embedding, 1) AS w
-            WHERE by_name.id IS NULL AND 1 - w.distance >= %(threshold)s""",
+            """SELECT w.id FROM gb_nearest_entities(i.embedding, %(walk)s) AS w
+            WHERE by_name.id IS NULL AND w.dataset_id = %(dataset_id)s AND 1 - w.distance >= %(threshold)s
+            ORDER BY w.distance LIMIT 1""",
         )
     ),
 }
@@ -224,6 +225,7 @@ def _match_parameters(
     embeddings: Sequence[Sequence[float]],
     threshold: float,
     exact_max: int,
+    walk: int,
 ) -> dict:
     return {
         "dataset_id": dataset_id,
@@ -231,6 +233,7 @@ def _match_parameters(
         "embeddings": [_vector(e) for e in embeddings],
         "threshold": threshold,
         "exact_max": exact_max,
+        "walk": walk,
     }
 
 
@@ -243,14 +246,16 @@ def match_entities(
     name_guard: bool = True,
     *,
     exact_max: int,
+    walk: int,
 ) -> list[int | None]:
     """For each name (with its vector), the id of the stored entity it is: same normalized name,
     else the nearest vector when its cosine is at least `threshold` and (with `name_guard`) the
     names could be one entity's (one a short form of the other); None when neither. Without the
-    guard, a dataset of at most `exact_max` entities is compared exactly."""
+    guard, a dataset of at most `exact_max` entities is compared exactly, a larger one through an
+    index walk of `walk` candidates."""
     rows = conn.execute(
         _MATCH_SQL[name_guard],
-        _match_parameters(dataset_id, normalized_names, embeddings, threshold, exact_max),
+        _match_parameters(dataset_id, normalized_names, embeddings, threshold, exact_max, walk),
     ).fetchall()
     matches: list[int | None] = [None] * len(normalized_names)
     for row in rows:
@@ -268,6 +273,7 @@ def known_entities_and_live_edges(
     name_guard: bool = True,
     *,
     exact_max: int,
+    walk: int,
 ) -> tuple[list[int | None], list[StoredEdge]]:
     """`match_entities` and, in the same statement, the live edges between matched entities that
     the facts name: `fact_ends` are (source, target, relation), source and target as positions in
@@ -296,7 +302,7 @@ def known_entities_and_live_edges(
           AND (e.source_id, e.target_id, e.relation) IN (SELECT * FROM triple)
         """,
         {
-            **_match_parameters(dataset_id, normalized_names, embeddings, threshold, exact_max),
+            **_match_parameters(dataset_id, normalized_names, embeddings, threshold, exact_max, walk),
             "fact_source": [end[0] + 1 for end in fact_ends],
             "fact_target": [end[1] + 1 for end in fact_ends],
             "fact_relation": [end[2] for end in fact_ends],
@@ -463,7 +469,8 @@ NEAREST_LIVE_EDGES = _nearest_first(
     "n.embedding",
     "%(limit)s",
     "gb_edges WHERE dataset_id = %(dataset_id)s AND expired_at IS NULL",
-    "SELECT w.id, w.distance FROM gb_nearest_live_edges(%(dataset_id)s, n.embedding, %(limit)s) AS w",
+    """SELECT w.id, w.distance FROM gb_nearest_edges(n.embedding, %(limit)s) AS w
+                WHERE w.dataset_id = %(dataset_id)s AND w.expired_at IS NULL""",
 )
 
 
@@ -481,8 +488,8 @@ def candidate_edges(
 ) -> list[StoredEdge]:
     """The live edges new facts may repeat or contradict: those around these entities (the newest
     `per_entity` at each end of each) and those whose vector has a cosine of at least `threshold`
-    with one of `embeddings` (compared exactly in a dataset of at most `exact_max` live edges); the
-    `limit` most similar to a new fact."""
+    with one of `embeddings` (compared exactly in a dataset of at most `exact_max` live edges, else
+    through an index walk of `limit` candidates); the `limit` most similar to a new fact."""
     return send_candidate_edges(
         conn,
         dataset_id,

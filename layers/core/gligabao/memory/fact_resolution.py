@@ -77,6 +77,7 @@ def find_candidates(
         fact_ends,
         limits.entity_name_guard,
         exact_max=limits.exact_scan_max_rows,
+        walk=limits.hnsw_candidates,
     )
     known = {
         entity.normalized_name: match for entity, match in zip(graph.entities, matches, strict=True) if match

@@ -327,6 +327,7 @@ def write_graph(
         memory.limits.entity_match_similarity,
         memory.limits.entity_name_guard,
         exact_max=memory.limits.exact_scan_max_rows,
+        walk=memory.limits.hnsw_candidates,
     )
     if artifact_id is None:
         artifact_id, chunk_ids = graph_writes.read_artifacts(artifacts)
