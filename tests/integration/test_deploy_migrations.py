@@ -7,6 +7,7 @@ import importlib.util
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psycopg
@@ -16,9 +17,10 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from gligabao import bootstrap
+from gligabao.db import deploy_migrations, migrate
 from gligabao.db.connection import Database
-from gligabao.db.deploy_migrations import PHYSICAL_RESOURCE_ID
-from gligabao.db.migrate import available_migrations
+from gligabao.db.deploy_migrations import ANSWER_MARGIN_MS, PHYSICAL_RESOURCE_ID
+from gligabao.db.migrate import available_migrations, newest_migration
 
 PASSWORD = "s3cr3t-Pa55word-never-shown"
 
@@ -38,8 +40,17 @@ class FakeContext:
     invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:gligabao-migrate"
     aws_request_id = "00000000-0000-0000-0000-000000000001"
 
+    def __init__(self, seconds_for_migrations: float = 120):
+        # The time the invocation leaves the migrations: the function keeps ANSWER_MARGIN_MS more.
+        self._ends_at = time.monotonic() + seconds_for_migrations + ANSWER_MARGIN_MS / 1000
+
     def get_remaining_time_in_millis(self) -> int:
-        return 0  # no time to wait for the database: one connection attempt
+        return max(0, int((self._ends_at - time.monotonic()) * 1000))
+
+
+def out_of_time() -> FakeContext:
+    """No time left to wait for the database: one connection attempt."""
+    return FakeContext(seconds_for_migrations=0)
 
 
 class ResponseServer:
@@ -189,7 +200,7 @@ def test_delete_succeeds_without_touching_the_database(monkeypatch, response_ser
     _use_database(monkeypatch, f"postgresql://gb:{PASSWORD}@127.0.0.1:{_closed_port()}/gligabao")
 
     migrate_handler(
-        _event("Delete", response_server.url, PhysicalResourceId=PHYSICAL_RESOURCE_ID), FakeContext()
+        _event("Delete", response_server.url, PhysicalResourceId=PHYSICAL_RESOURCE_ID), out_of_time()
     )
 
     body = response_server.requests[0]["body"]
@@ -203,7 +214,7 @@ def test_a_failing_migration_answers_failed_without_the_password(
     monkeypatch, response_server, migrate_handler
 ):
     _use_database(monkeypatch, f"postgresql://gb:{PASSWORD}@127.0.0.1:{_closed_port()}/gligabao")
-    migrate_handler(_event("Create", response_server.url), FakeContext())
+    migrate_handler(_event("Create", response_server.url), out_of_time())
 
     assert len(response_server.requests) == 1
     body = response_server.requests[0]["body"]
@@ -294,3 +305,213 @@ def test_an_update_that_changes_the_embedding_size_fails_the_deploy_with_the_rea
         f"EmbeddingSizeChanged: the database's embeddings have {stored} dimensions but "
         f"GB_EMBEDDING_DIMENSIONS (EmbeddingDimensions) is {other}"
     )
+
+
+# --- updates, rollbacks, and migrations that wait or run too long ----------------------------------
+
+
+def _properties(schema_version: int | None) -> dict:
+    properties = {"ServiceToken": "x", "LayerVersion": "arn:aws:lambda:...:layer:gligabao-core:7"}
+    if schema_version is not None:
+        properties["SchemaVersion"] = str(schema_version)  # CloudFormation sends strings
+    return properties
+
+
+def _update(url: str, asks: int | None, had: int | None) -> dict:
+    return _event(
+        "Update",
+        url,
+        PhysicalResourceId=PHYSICAL_RESOURCE_ID,
+        ResourceProperties=_properties(asks),
+        OldResourceProperties=_properties(had),
+    )
+
+
+def _schema(url: str) -> dict:
+    """What a migration could change: the tables' columns, the functions, the versions applied."""
+    with psycopg.connect(url) as conn:
+        columns = conn.execute(
+            """SELECT table_name, column_name, data_type FROM information_schema.columns
+               WHERE table_schema = 'public' ORDER BY 1, 2"""
+        ).fetchall()
+        functions = conn.execute(
+            "SELECT proname FROM pg_proc WHERE pronamespace = 'public'::regnamespace ORDER BY 1"
+        ).fetchall()
+        versions = conn.execute("SELECT version, name FROM gb_schema_migrations ORDER BY 1").fetchall()
+    return {"columns": columns, "functions": functions, "versions": versions}
+
+
+@pytest.fixture
+def extra_migration(monkeypatch):
+    """One more migration file after this code's newest, with the SQL a test gives it."""
+
+    def add(text: str) -> str:
+        version = newest_migration() + 1
+        files = available_migrations()
+        monkeypatch.setattr(migrate, "available_migrations", lambda: [*files, (version, "extra", text)])
+        return f"{version:04d}_extra"
+
+    return add
+
+
+def test_a_rollback_answers_success_without_touching_the_database(
+    monkeypatch, response_server, migrate_handler
+):
+    # A database that cannot be reached: touching it would fail.
+    _use_database(monkeypatch, f"postgresql://gb:{PASSWORD}@127.0.0.1:{_closed_port()}/gligabao")
+    newest = newest_migration()
+
+    migrate_handler(_update(response_server.url, asks=newest - 1, had=newest), out_of_time())
+
+    body = response_server.requests[0]["body"]
+    assert body["Status"] == "SUCCESS"
+    assert body["Reason"] == (
+        f"schema kept at version {newest}: this request asks for {newest - 1}, an older one "
+        "(a rollback); nothing ran"
+    )
+    assert body["Data"] == {"applied": "", "count": "0", "kept": str(newest)}
+    assert body["PhysicalResourceId"] == PHYSICAL_RESOURCE_ID
+
+
+def test_an_update_asking_for_an_older_schema_than_the_database_has_runs_nothing(
+    fresh_database, response_server, migrate_handler, extra_migration
+):
+    newest = newest_migration()
+    migrate_handler(_event("Create", response_server.url), FakeContext())
+    before = _schema(fresh_database)
+    extra_migration("CREATE TABLE gb_never_created (id int)")  # would be pending: never runs
+
+    # the old template named no SchemaVersion (it predates it): the database's own versions decide
+    migrate_handler(_update(response_server.url, asks=newest - 1, had=None), FakeContext())
+
+    body = response_server.requests[1]["body"]
+    assert body["Status"] == "SUCCESS"
+    assert body["Reason"].startswith(f"schema kept at version {newest}: ")
+    assert _schema(fresh_database) == before
+
+
+def test_older_code_on_a_newer_schema_succeeds_and_leaves_the_newer_versions_alone(
+    fresh_database, response_server, migrate_handler
+):
+    newest = newest_migration()
+    migrate_handler(
+        _event("Create", response_server.url, ResourceProperties=_properties(newest)), FakeContext()
+    )
+    with psycopg.connect(fresh_database, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO gb_schema_migrations (version, name) VALUES (%s, 'of_a_newer_release')", [newest + 1]
+        )
+    before = _schema(fresh_database)
+
+    # an Update the older code answers, with no SchemaVersion (an older template) or its own
+    for asks in (None, newest):
+        migrate_handler(_update(response_server.url, asks=asks, had=asks), FakeContext())
+
+    assert [put["body"]["Status"] for put in response_server.requests] == ["SUCCESS"] * 3
+    assert response_server.requests[1]["body"]["Reason"] == "schema up to date"
+    assert response_server.requests[2]["body"]["Reason"].startswith(f"schema kept at version {newest + 1}: ")
+    assert _schema(fresh_database) == before
+
+
+def test_a_template_asking_for_a_schema_this_code_lacks_fails(
+    fresh_database, response_server, migrate_handler
+):
+    newest = newest_migration()
+
+    migrate_handler(
+        _event("Create", response_server.url, ResourceProperties=_properties(newest + 1)), FakeContext()
+    )
+
+    body = response_server.requests[0]["body"]
+    assert body["Status"] == "FAILED"
+    assert body["Reason"].startswith(
+        f"SchemaMismatch: the template asks for schema version {newest + 1} but this code's newest "
+        f"migration is {newest}"
+    )
+
+
+@pytest.fixture
+def quick_lock_retries(monkeypatch):
+    monkeypatch.setattr(deploy_migrations, "LOCK_TIMEOUT_MS", 300)
+    monkeypatch.setattr(deploy_migrations, "LOCK_PAUSE_SECONDS", 0.2)
+    monkeypatch.setattr(deploy_migrations, "LOCK_ATTEMPTS", 2)
+
+
+def test_a_migration_blocked_by_a_lock_fails_the_deploy_with_the_reason_and_changes_nothing(
+    fresh_database, response_server, migrate_handler, extra_migration, quick_lock_retries
+):
+    migrate_handler(_event("Create", response_server.url), FakeContext())
+    name = extra_migration(
+        "CREATE TABLE gb_half_applied (id int); ALTER TABLE gb_datasets ADD COLUMN blocked int"
+    )
+    before = _schema(fresh_database)
+
+    with psycopg.connect(fresh_database) as holder:  # an API query's transaction, still open
+        holder.execute("SELECT count(*) FROM gb_datasets")
+        started = time.monotonic()
+        migrate_handler(_update(response_server.url, asks=None, had=None), FakeContext())
+        waited = time.monotonic() - started
+
+    body = response_server.requests[1]["body"]
+    assert body["Status"] == "FAILED"
+    assert body["Reason"].startswith(
+        f"MigrationFailed: migration {name} could not lock its tables within 300 ms (2 attempt(s)): "
+        "another transaction holds them; rolled back, nothing of it applied / LockNotAvailable: "
+        "canceling statement due to lock timeout"
+    )
+    assert waited < 5  # two waits of 300 ms and a pause, not the holder's whole transaction
+    assert _schema(fresh_database) == before  # not even the table created before the blocked statement
+
+
+def test_the_lock_is_taken_at_a_later_attempt_once_the_other_transaction_ends(
+    fresh_database, response_server, migrate_handler, extra_migration, quick_lock_retries
+):
+    migrate_handler(_event("Create", response_server.url), FakeContext())
+    name = extra_migration("ALTER TABLE gb_datasets ADD COLUMN waited int")
+    holder = psycopg.connect(fresh_database)
+    holder.execute("SELECT count(*) FROM gb_datasets")
+    threading.Timer(0.4, holder.close).start()  # the API's transaction ends during the first wait
+
+    migrate_handler(_update(response_server.url, asks=None, had=None), FakeContext())
+
+    body = response_server.requests[1]["body"]
+    assert body["Status"] == "SUCCESS"
+    assert body["Data"] == {"applied": name, "count": "1"}
+
+
+def test_a_migration_that_outlives_the_invocation_is_cancelled_and_answered_before_the_function_ends(
+    fresh_database, response_server, migrate_handler, extra_migration
+):
+    migrate_handler(_event("Create", response_server.url), FakeContext())
+    name = extra_migration("CREATE TABLE gb_half_applied (id int); SELECT pg_sleep(60)")
+    before = _schema(fresh_database)
+
+    started = time.monotonic()
+    migrate_handler(
+        _update(response_server.url, asks=None, had=None), FakeContext(seconds_for_migrations=1.5)
+    )
+    waited = time.monotonic() - started
+
+    body = response_server.requests[1]["body"]
+    assert body["Status"] == "FAILED"
+    assert body["Reason"].startswith(
+        f"MigrationFailed: migration {name} ran out of time (the function's own timeout comes next): "
+        "rolled back, nothing of it applied / QueryCanceled: "
+    )
+    assert waited < 10
+    assert _schema(fresh_database) == before
+
+
+def test_local_migrations_run_without_timeouts(fresh_database, extra_migration):
+    """`gligabao migrate` and `serve`: no lock_timeout, no statement_timeout unless given."""
+    extra_migration(
+        "CREATE TABLE gb_timeouts_seen AS SELECT current_setting('lock_timeout') AS lock_timeout, "
+        "current_setting('statement_timeout') AS statement_timeout"
+    )
+    with psycopg.connect(fresh_database, autocommit=True) as conn:
+        migrate.migrate(conn, bootstrap.bundle().settings.embedding_dimensions)
+
+        assert conn.execute("SELECT lock_timeout, statement_timeout FROM gb_timeouts_seen").fetchone() == (
+            "0",
+            "0",
+        )

@@ -211,6 +211,19 @@ def test_migrations_run_before_any_function_that_serves_is_updated(template):
     assert {"DatabaseInstance", "DatabaseProxyTargetGroup"} <= set(migrations["DependsOn"])
 
 
+def test_the_migrations_name_the_newest_migration_file_as_their_schema_version(template):
+    """A rollback is recognised by its older SchemaVersion: the template's must be its code's."""
+    from gligabao.db.migrate import newest_migration
+
+    assert int(template["Resources"]["Migrations"]["Properties"]["SchemaVersion"]) == newest_migration()
+
+
+def test_the_migrate_function_is_never_retried_by_lambda(template):
+    """CloudFormation invokes it asynchronously: a retry would be a second migrator beside the first."""
+    properties = template["Resources"]["MigrateFunction"]["Properties"]
+    assert properties["EventInvokeConfig"]["MaximumRetryAttempts"] == 0
+
+
 def test_the_network_is_checked_before_the_database_is_created(template):
     assert template["Resources"]["DatabaseSubnetGroup"]["DependsOn"] == "NetworkCheck"
     check = template["Resources"]["NetworkCheck"]["Properties"]

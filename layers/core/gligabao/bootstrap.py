@@ -34,6 +34,7 @@ from gligabao.settings import InvalidConfiguration, Settings
 from gligabao.timefmt import utcnow
 
 if TYPE_CHECKING:
+    from gligabao.db.deploy_migrations import Outcome
     from gligabao.db.idempotency import IdempotencyRecords
 
 
@@ -273,10 +274,11 @@ def install(new: Bundle | None) -> Bundle | None:
 # --- the deploy-time migrations (functions/migrate) ---------------------------------------------
 
 
-def migrate_schema(deadline: float | None) -> list[str]:
-    """Apply the schema to this container's database as its owner, waiting for it until
-    `deadline`; then give the service's role the password of its secret (GB_DB_APP_SECRET_ARN),
-    so that a deploy (and a rotated secret, at the next deploy) keeps the two in step."""
+def migrate_schema(deadline: float | None, requested: int | None = None) -> Outcome:
+    """Apply the schema (up to the template's SchemaVersion `requested`) to this container's
+    database as its owner, waiting for it until `deadline`; then give the service's role the
+    password of its secret (GB_DB_APP_SECRET_ARN), so that a deploy keeps the two in step. When
+    the database is already newer (a rollback), nothing is done at all."""
     from gligabao.aws.secrets import secret_password
     from gligabao.db.deploy_migrations import apply_migrations
     from gligabao.db.migrate import set_role_password
@@ -284,10 +286,10 @@ def migrate_schema(deadline: float | None) -> list[str]:
     settings = bundle().settings
     database = admin_database(settings)
     try:
-        applied = apply_migrations(database, settings.embedding_dimensions, deadline)
-        if settings.db_app_secret_arn:
+        outcome = apply_migrations(database, settings.embedding_dimensions, deadline, requested)
+        if settings.db_app_secret_arn and outcome.kept_at is None:
             set_role_password(database.connection(), secret_password(settings.db_app_secret_arn))
-        return applied
+        return outcome
     finally:
         database.close()
 
