@@ -1,8 +1,11 @@
 """Lambda function: the deploy-time schema migrations (CloudFormation custom resource
-Custom::Migrations). Glue only; the logic is in gligabao.db.deploy_migrations."""
+Custom::Migrations), and the rotation of the service role's secret (the Secrets Manager rotation
+function of DatabaseAppSecret). Glue only; the logic is in gligabao.db.deploy_migrations and
+gligabao.aws.rotation."""
 
 from aws_lambda_powertools import Logger, Tracer
 
+from gligabao.aws.rotation import is_rotation_event, serve_rotation
 from gligabao.db.deploy_migrations import handle
 
 logger = Logger()  # service name from POWERTOOLS_SERVICE_NAME
@@ -15,6 +18,10 @@ def handler(event, context):
     # Imported here: a broken configuration must still be answered (FAILED), never a silence.
     from gligabao import bootstrap
 
+    if is_rotation_event(event):
+        return serve_rotation(
+            event, logger=logger, step=bootstrap.rotate_app_secret, passwords=bootstrap.database_passwords
+        )
     return handle(
         event, context, logger=logger, apply=bootstrap.migrate_schema, passwords=bootstrap.database_passwords
     )

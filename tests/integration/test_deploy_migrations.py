@@ -15,8 +15,17 @@ import pytest
 from conftest import ROOT, reconfigure
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from rotation_support import (
+    APP_ROLE,
+    app_secret,
+    current_password,
+    rotate_secret,
+    rotation_function,
+    started_rotation,
+)
 
 from gligabao import bootstrap
+from gligabao.aws.rotation import RotationFailed
 from gligabao.db import deploy_migrations, migrate
 from gligabao.db.connection import Database
 from gligabao.db.deploy_migrations import ANSWER_MARGIN_MS, PHYSICAL_RESOURCE_ID
@@ -515,3 +524,86 @@ def test_local_migrations_run_without_timeouts(fresh_database, extra_migration):
             "0",
             "0",
         )
+
+
+# --- the rotation of the service role's password (the migrate function as its rotation function) -----
+
+
+FIRST_APP_PASSWORD = "first-Pa55word-of-gligabao-app"
+
+
+@pytest.fixture
+def app_secret_rotation(
+    fresh_database, response_server, migrate_handler, aws_env, keeps_the_service_password, monkeypatch
+):
+    """A stack as deployed: the service role's secret, its password set by the Create; the
+    migrate function is the secret's rotation function. Yields the Secrets Manager client and
+    the secret's ARN."""
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        client = boto3.client("secretsmanager", region_name="us-east-1")
+        arn = app_secret(client, FIRST_APP_PASSWORD)
+        reconfigure(db_app_secret_arn=arn)
+        migrate_handler(_event("Create", response_server.url), FakeContext())
+        assert response_server.requests[0]["body"]["Status"] == "SUCCESS"
+        yield client, arn
+
+
+def _stored_verifier(url: str) -> str:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", [APP_ROLE]).fetchone()[0]
+
+
+def _is_verifier_of(stored: str, password: str) -> bool:
+    iterations, salt = stored.split("$")[1].split(":")
+    return _scram_keys(password, salt, int(iterations)) == stored.split("$")[2]
+
+
+def test_rotate_secret_changes_the_service_role_s_password_in_the_database_then_in_the_secret(
+    app_secret_rotation, fresh_database, migrate_handler, monkeypatch
+):
+    client, arn = app_secret_rotation
+    assert _is_verifier_of(_stored_verifier(fresh_database), FIRST_APP_PASSWORD)
+    function = rotation_function(monkeypatch, lambda event: migrate_handler(event, FakeContext()))
+
+    rotate_secret(client, arn, function)  # the one step: aws secretsmanager rotate-secret
+
+    new = current_password(client, arn)
+    assert new != FIRST_APP_PASSWORD
+    stored = _stored_verifier(fresh_database)
+    assert _is_verifier_of(stored, new) and new not in stored
+    # A connection as the role with the new password, as testSecret made it (the embedded server
+    # trusts its socket; a server that asks for passwords, DATABASE_URL's, checks it).
+    login = bootstrap.role_login_url(bootstrap.bundle().settings, APP_ROLE, new)
+    with psycopg.connect(login) as conn:
+        assert conn.execute("SELECT current_user").fetchone()[0] == APP_ROLE
+
+
+def test_a_deploy_after_a_rotation_keeps_the_rotated_password(
+    app_secret_rotation, fresh_database, response_server, migrate_handler, monkeypatch
+):
+    client, arn = app_secret_rotation
+    rotate_secret(
+        client, arn, rotation_function(monkeypatch, lambda event: migrate_handler(event, FakeContext()))
+    )
+
+    migrate_handler(_update(response_server.url, asks=None, had=None), FakeContext())
+
+    assert response_server.requests[1]["body"]["Status"] == "SUCCESS"
+    assert _is_verifier_of(_stored_verifier(fresh_database), current_password(client, arn))
+
+
+def test_a_rotation_step_out_of_order_is_refused_and_the_password_stays(
+    app_secret_rotation, fresh_database, migrate_handler, monkeypatch
+):
+    client, arn = app_secret_rotation
+    token = started_rotation(client, arn, monkeypatch)
+    before = _stored_verifier(fresh_database)
+
+    with pytest.raises(RotationFailed, match=r"^RotationRefused: setSecret before createSecret"):
+        migrate_handler({"Step": "setSecret", "SecretId": arn, "ClientRequestToken": token}, FakeContext())
+
+    assert _stored_verifier(fresh_database) == before
+    assert current_password(client, arn) == FIRST_APP_PASSWORD

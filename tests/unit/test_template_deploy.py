@@ -50,6 +50,17 @@ SECRET_VARIABLES = {
     "GB_DB_APP_SECRET_ARN": "DatabaseAppSecret",
     "GB_DB_SECRET_ARN": "DatabaseSecret",
 }
+# The migrate function also rotates the service role's secret: that secret only.
+ROTATION_GRANTS = {
+    "MigrateFunction": {
+        (action, "DatabaseAppSecret")
+        for action in (
+            "secretsmanager:DescribeSecret",
+            "secretsmanager:PutSecretValue",
+            "secretsmanager:UpdateSecretVersionStage",
+        )
+    }
+}
 LONGEST_STACK_NAME = "s" * 128  # CloudFormation's limit
 
 
@@ -116,7 +127,8 @@ def test_a_function_can_read_exactly_the_secrets_it_needs_and_names_them(templat
     assert named == NEEDED_SECRETS[function]
     assert all(
         action == "secretsmanager:GetSecretValue"
-        for action, _ in _grants(template, role)
+        or (action, resource.get("Ref")) in ROTATION_GRANTS.get(function, set())
+        for action, resource in _grants(template, role)
         if "secrets" in action
     )
 
@@ -249,6 +261,25 @@ def test_the_master_secret_rotates_after_the_first_migrations_never_during_a_dep
     assert ingress["GroupId"] == {"Ref": "DatabaseSecurityGroup"}
     assert ingress["SourceSecurityGroupId"] == {"Ref": "RotationSecurityGroup"}
     assert (ingress["FromPort"], ingress["ToPort"]) == (5432, 5432)
+
+
+def test_the_service_role_s_secret_is_rotated_by_the_migrate_function_after_the_first_migrations(template):
+    rotation = template["Resources"]["DatabaseAppSecretRotation"]
+    assert rotation["Type"] == "AWS::SecretsManager::RotationSchedule"
+    assert {"Migrations", "MigrateFunctionRotationPermission"} <= set(rotation["DependsOn"])
+    props = rotation["Properties"]
+    assert props["SecretId"] == {"Ref": "DatabaseAppSecret"}
+    assert props["RotationLambdaARN"] == {"Fn::GetAtt": ["MigrateFunction", "Arn"]}
+    assert props["RotateImmediatelyOnUpdate"] is False
+    assert props["RotationRules"] == {"ScheduleExpression": "rate(30 days)"}
+    permission = template["Resources"]["MigrateFunctionRotationPermission"]["Properties"]
+    assert permission["FunctionName"] == {"Fn::GetAtt": ["MigrateFunction", "Arn"]}
+    assert permission["Principal"] == "secretsmanager.amazonaws.com"
+    assert permission["SourceArn"] == {"Ref": "DatabaseAppSecret"}
+    # its testSecret logs in to the cluster itself: the rotation group, besides the functions' one
+    assert template["Resources"]["MigrateFunction"]["Properties"]["VpcConfig"] == {
+        "SecurityGroupIds": [{"Ref": "RotationSecurityGroup"}]
+    }
 
 
 def test_deploys_need_the_capabilities_of_the_transforms(template):

@@ -288,10 +288,57 @@ def migrate_schema(deadline: float | None, requested: int | None = None) -> Outc
     try:
         outcome = apply_migrations(database, settings.embedding_dimensions, deadline, requested)
         if settings.db_app_secret_arn and outcome.kept_at is None:
-            set_role_password(database.connection(), secret_password(settings.db_app_secret_arn))
+            set_role_password(database.connection(), secret_password(settings.db_app_secret_arn, fresh=True))
         return outcome
     finally:
         database.close()
+
+
+def rotate_app_secret(event: dict) -> str:
+    """One step of the rotation of the service role's secret (GB_DB_APP_SECRET_ARN): the migrate
+    function is its Secrets Manager rotation function (gligabao.aws.rotation)."""
+    from gligabao.aws.rotation import rotate
+    from gligabao.aws.secrets import secrets_manager_client
+    from gligabao.db.migrate import APP_ROLE
+    from gligabao.db.role_passwords import DatabaseRolePasswords
+
+    settings = bundle().settings
+    if not settings.db_app_secret_arn:
+        raise NotConfigured("GB_DB_APP_SECRET_ARN is not set: no secret to rotate")
+    passwords = DatabaseRolePasswords(
+        admin_database(settings), lambda role, password: role_login_url(settings, role, password)
+    )
+    try:
+        return rotate(
+            event, secrets_manager_client(), passwords, secret_arn=settings.db_app_secret_arn, role=APP_ROLE
+        )
+    finally:
+        passwords.close()
+
+
+def role_login_url(settings: Settings, role: str, password: str) -> str:
+    """A connection as `role` with `password` to the database itself. On Lambda: the cluster's
+    endpoint, which the master secret holds (its attachment writes it), not the proxy (which
+    accepts only the secret's current password); TLS without verifying the cluster's certificate
+    (RDS's CA bundle is not shipped), so SCRAM is required: an impostor never gets the password.
+    Else the owner's URL with that role and password."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from gligabao.aws.secrets import database_secret
+
+    if settings.db_secret_arn and not settings.migration_database_url:
+        cluster = database_secret(settings.db_secret_arn)
+        return make_conninfo(
+            host=cluster["host"],
+            port=cluster.get("port", 5432),
+            dbname=settings.db_name,
+            user=role,
+            password=password,
+            sslmode="require",
+            require_auth="scram-sha-256",
+        )
+    params = conninfo_to_dict(database_url(settings, admin=True))
+    return make_conninfo(**{**params, "user": role, "password": password})
 
 
 def apply_schema() -> list[str]:

@@ -194,13 +194,34 @@ def public_root_certificates() -> str:
     return certifi.where()
 
 
-def secret_password(secret_arn: str) -> str:
-    """The password of a database secret (the service role's, which the migrations set)."""
-    return str(_database_secret(secret_arn)["password"])
+def secret_password(secret_arn: str, *, fresh: bool = False) -> str:
+    """The password of a database secret (the service role's, which the migrations set);
+    `fresh`: read now, not from the cache (a rotation may have just changed it)."""
+    return str(_database_secret(secret_arn, fresh=fresh)["password"])
 
 
-def _database_secret(secret_arn: str) -> dict:
-    return json.loads(_secrets_provider().get(secret_arn))
+def _database_secret(secret_arn: str, *, fresh: bool = False) -> dict:
+    return json.loads(_secrets_provider().get(secret_arn, force_fetch=fresh))
+
+
+def database_secret(secret_arn: str) -> dict:
+    """A database secret's current value (host, port, username, password)."""
+    return _database_secret(secret_arn)
+
+
+def secrets_manager_client():
+    """A Secrets Manager client that fails fast (the rotation of the service role's secret)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "secretsmanager",
+        config=Config(
+            connect_timeout=SECRETS_CONNECT_TIMEOUT_SECONDS,
+            read_timeout=SECRETS_READ_TIMEOUT_SECONDS,
+            retries={"max_attempts": SECRETS_MAX_ATTEMPTS, "mode": "standard"},
+        ),
+    )
 
 
 def clear_caches() -> None:
