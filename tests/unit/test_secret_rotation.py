@@ -88,6 +88,29 @@ def test_rotate_secret_gives_the_role_a_new_password_in_the_database_and_the_sec
     assert value == {"username": APP_ROLE, "password": new}  # the other fields kept
 
 
+def test_the_schedule_s_first_check_at_deploy_only_tests_the_current_password(
+    secrets, arn, database, monkeypatch
+):
+    """DatabaseAppSecretRotation (RotateImmediatelyOnUpdate false): Secrets Manager then runs
+    testSecret alone, on a pending copy of the current value; the deploy waits on it."""
+    steps = []
+
+    def function(event):
+        steps.append(event["Step"])
+        rotate(event, secrets, database, secret_arn=arn, role=APP_ROLE)
+
+    secrets.rotate_secret(
+        SecretId=arn,
+        RotationLambdaARN=rotation_function(monkeypatch, function),
+        RotationRules={"AutomaticallyAfterDays": 30},
+        RotateImmediately=False,
+    )
+
+    assert steps == ["testSecret"]
+    assert database.calls == ["check_login"]
+    assert current_password(secrets, arn) == FIRST_PASSWORD == database.passwords[APP_ROLE]
+
+
 def test_a_step_repeated_finds_its_work_done(secrets, arn, database, monkeypatch):
     token = started_rotation(secrets, arn, monkeypatch)
     _step(secrets, arn, database, token, "createSecret")
