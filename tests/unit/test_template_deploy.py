@@ -178,13 +178,7 @@ def test_bedrock_only_for_the_functions_that_call_the_llm_and_only_with_the_bedr
 
 def test_every_http_route_is_in_the_api_definition_with_the_auth_mode_s_security(template):
     paths = template["Resources"]["HttpApi"]["Properties"]["DefinitionBody"]["paths"]
-    secured = {
-        "Fn::If": [
-            "AuthIsJwt",
-            [{"JwtAuthorizer": []}],
-            {"Fn::If": ["AuthIsIam", [{"AWS_IAM": []}], {"Ref": "AWS::NoValue"}]},
-        ]
-    }
+    secured = {"Fn::If": ["AuthIsJwt", [{"JwtAuthorizer": []}], [{"AWS_IAM": []}]]}
     routes = 0
     for function in _resources(template, "AWS::Serverless::Function"):
         for event in _events(template, function).values():
