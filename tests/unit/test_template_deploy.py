@@ -354,6 +354,10 @@ def test_a_full_pool_fails_fast_well_within_every_function_s_timeout(template):
         assert pool["ConnectionBorrowTimeout"] * 2 <= timeout, function
 
 
+def test_the_proxy_closes_the_idle_sessions_of_frozen_containers_within_two_minutes(template):
+    assert template["Resources"]["DatabaseProxy"]["Properties"]["IdleClientTimeout"] <= 120
+
+
 def test_reserved_concurrency_of_every_api_function_is_a_parameter_none_by_default(template):
     assert template["Parameters"]["ApiReservedConcurrency"]["Default"] == 0
     for function in API_FUNCTIONS:
