@@ -63,6 +63,9 @@ def _statements(template: dict):
                 policy = policy["Fn::If"][1]
             for statement in policy["PolicyDocument"]["Statement"]:
                 yield name, statement
+    for name, policy in _resources(template, "AWS::IAM::ManagedPolicy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            yield name, statement
 
 
 def _as_list(value):
@@ -405,7 +408,7 @@ def test_the_location_service_permission_only_with_geo_on_and_the_aws_location_r
                 continue
             assert "geo:" not in str(policy), name
     # remember and query resolve places; so does the remember worker (asynchronous remembers)
-    assert granted == ["ProviderFunctionRole", "WorkerFunctionRole"]
+    assert granted == ["RememberFunctionRole", "QueryFunctionRole", "RememberWorkerFunctionRole"]
 
 
 def test_the_aws_location_resolver_needs_a_place_index(template):
@@ -475,8 +478,8 @@ def test_only_remember_sends_jobs_and_only_the_worker_consumes_them(template):
         if statement.get("Resource") == {"Fn::GetAtt": ["JobsQueue", "Arn"]}:
             actions_by_role.setdefault(role, set()).update(_as_list(statement["Action"]))
     assert actions_by_role == {
-        "ProviderFunctionRole": {"sqs:SendMessage"},
-        "WorkerFunctionRole": {
+        "RememberFunctionRole": {"sqs:SendMessage"},
+        "RememberWorkerFunctionRole": {
             "sqs:ReceiveMessage",
             "sqs:DeleteMessage",
             "sqs:GetQueueAttributes",

@@ -72,13 +72,32 @@ def _role_of(template: dict, function: str) -> str:
     return template["Resources"][function]["Properties"]["Role"]["Fn::GetAtt"][0]
 
 
+def _policy_documents(template: dict, role: str) -> list[tuple[str | None, dict]]:
+    """(condition, document) of every policy a role holds: its own (a conditional one with its
+    condition), the template's managed policies it names, and any policy resource naming it."""
+    props = template["Resources"][role]["Properties"]
+    documents = []
+    for policy in props.get("Policies", []):
+        condition = None
+        if "Fn::If" in policy:
+            condition, policy, otherwise = policy["Fn::If"]
+            assert otherwise == {"Ref": "AWS::NoValue"}, role
+        documents.append((condition, policy["PolicyDocument"]))
+    for arn in props.get("ManagedPolicyArns", []):
+        assert set(arn) == {"Ref"}, f"{role}: only the template's own managed policies"
+        documents.append((None, template["Resources"][arn["Ref"]]["Properties"]["PolicyDocument"]))
+    for name, resource in template["Resources"].items():
+        if resource["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy"):
+            attached = [*resource["Properties"].get("Roles", []), resource["Properties"].get("RoleName")]
+            assert {"Ref": role} not in attached, f"{name} adds to {role}"
+    return documents
+
+
 def _grants(template: dict, role: str) -> list[tuple[str, object]]:
     """(action, resource) pairs of a role, conditional policies included."""
     pairs = []
-    for policy in template["Resources"][role]["Properties"]["Policies"]:
-        if "Fn::If" in policy:
-            policy = policy["Fn::If"][1]
-        for statement in policy["PolicyDocument"]["Statement"]:
+    for _, document in _policy_documents(template, role):
+        for statement in document["Statement"]:
             assert statement["Effect"] == "Allow"
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
             resources = (
@@ -131,46 +150,79 @@ def test_only_the_proxy_and_the_migrations_can_read_the_master_user_s_secret(tem
 
 
 @pytest.mark.parametrize("function", sorted(NEEDED_SECRETS))
-def test_a_function_writes_only_its_own_log_group_s_roles_groups_and_traces(template, function):
+def test_a_function_writes_only_its_own_log_group_and_traces(template, function):
     role = _role_of(template, function)
     own = template["Resources"][function]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
     log_groups = {r["Fn::GetAtt"][0] for a, r in _grants(template, role) if a.startswith("logs:")}
-    assert own in log_groups
-    sharing = {f for f in NEEDED_SECRETS if _role_of(template, f) == role}
-    assert log_groups == {
-        template["Resources"][f]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"] for f in sharing
-    }
+    assert log_groups == {own}
     assert ("xray:PutTraceSegments", "*") in _grants(template, role)
 
 
-def test_sqs_permissions_per_function(template):
-    def sqs(function):
-        return {a for a, _ in _grants(template, _role_of(template, function)) if a.startswith("sqs:")}
-
-    for function in ("RememberFunction", "QueryFunction", "SystemFunction"):  # one role: remember sends
-        assert sqs(function) == {"sqs:SendMessage"}
-    assert sqs("RememberWorkerFunction") == {
-        "sqs:ReceiveMessage",
-        "sqs:DeleteMessage",
-        "sqs:GetQueueAttributes",
-        "sqs:ChangeMessageVisibility",
-    }
-    for function in (
-        "DatasetsFunction",
-        "GraphFunction",
-        "SessionsFunction",
-        "ForgetFunction",
-        "MigrateFunction",
-    ):
-        assert sqs(function) == set()
+def test_every_function_has_a_role_of_its_own(template):
+    roles = [_role_of(template, function) for function in NEEDED_SECRETS]
+    assert len(set(roles)) == len(roles)
 
 
-def test_bedrock_only_for_the_functions_that_call_the_llm_and_only_with_the_bedrock_provider(template):
-    for role in _resources(template, "AWS::IAM::Role"):
-        for policy in template["Resources"][role]["Properties"]["Policies"]:
-            if "bedrock:" in json.dumps(policy):
-                assert policy["Fn::If"][0] == "UseBedrock", role
-                assert role in ("ProviderFunctionRole", "WorkerFunctionRole")
+# What each function calls (handlers in functions/*/app.py, the core in layers/core/gligabao):
+# every function writes its logs and traces and runs in the VPC; the provider keys for those that
+# call a model or list the configured ones (health); SQS: remember sends (aws/job_queue.py), the
+# worker's event source receives and deletes and the worker sets a failed job's backoff.
+LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
+TRACES = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+VPC = {
+    "ec2:CreateNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface",
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses",
+}
+SECRETS = {"secretsmanager:GetSecretValue"}
+EVERY_FUNCTION = LOGS | TRACES | VPC | SECRETS
+ACTIONS = {
+    "SystemFunction": EVERY_FUNCTION,
+    "RememberFunction": EVERY_FUNCTION | {"sqs:SendMessage"},
+    "QueryFunction": EVERY_FUNCTION,
+    "RememberWorkerFunction": EVERY_FUNCTION
+    | {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"},
+    "DatasetsFunction": EVERY_FUNCTION,
+    "GraphFunction": EVERY_FUNCTION,
+    "SessionsFunction": EVERY_FUNCTION,
+    "TrajectoriesFunction": EVERY_FUNCTION,
+    "ForgetFunction": EVERY_FUNCTION,
+}
+# Granted only under a condition: Claude on Bedrock (LlmProvider bedrock), Amazon Location (geo on
+# with the aws-location resolver); to the functions that call a model or resolve places.
+MODELS = {
+    "UseBedrock": {"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
+    "UseAwsLocation": {"geo:SearchPlaceIndexForText"},
+}
+CONDITIONAL_ACTIONS = {"RememberFunction": MODELS, "QueryFunction": MODELS, "RememberWorkerFunction": MODELS}
+
+
+def _actions(document: dict) -> set[str]:
+    found = set()
+    for statement in document["Statement"]:
+        assert statement["Effect"] == "Allow"
+        found |= set(statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])
+    return found
+
+
+@pytest.mark.parametrize("function", sorted(ACTIONS))
+def test_a_function_s_role_grants_exactly_the_actions_it_uses(template, function):
+    always: set[str] = set()
+    conditional: dict[str, set[str]] = {}
+    for condition, document in _policy_documents(template, _role_of(template, function)):
+        if condition is None:
+            always |= _actions(document)
+        else:
+            conditional.setdefault(condition, set()).update(_actions(document))
+    assert always == ACTIONS[function]
+    assert conditional == CONDITIONAL_ACTIONS.get(function, {})
+
+
+def test_every_function_but_the_migrations_is_in_the_table_of_actions(template):
+    assert set(ACTIONS) == set(NEEDED_SECRETS) - {"MigrateFunction"}
 
 
 # --- every HTTP route is authorized ---------------------------------------------------------------
