@@ -187,7 +187,14 @@ def test_the_environment_names_the_secrets_and_the_proxy(template):
             assert variable in env, (name, variable)
         assert env["POWERTOOLS_SERVICE_NAME"] == "gligabao"
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == "gligabao"
-        assert env["GB_DB_HOST"] == {"Fn::GetAtt": ["DatabaseProxy", "Endpoint"]}
+        assert env["GB_DB_HOST"] == {
+            "Fn::If": [
+                "UseProxy",
+                {"Fn::GetAtt": ["DatabaseProxy", "Endpoint"]},
+                {"Fn::GetAtt": ["DatabaseCluster", "Endpoint.Address"]},
+            ]
+        }
+        assert env["GB_DB_CA"] == {"Fn::If": ["UseProxy", "public", "rds"]}
 
 
 def test_only_the_migrate_function_can_connect_as_the_tables_owner(template):
@@ -258,7 +265,11 @@ def test_the_migrations_run_at_deploy_time(template):
     resource = next(iter(migrations.values()))
     assert resource["Properties"]["ServiceToken"] == {"Fn::GetAtt": ["MigrateFunction", "Arn"]}
     assert resource["Properties"]["LayerVersion"] == {"Ref": "CoreLayer"}
-    assert {"DatabaseInstance", "DatabaseProxyTargetGroup"} <= set(_as_list(resource["DependsOn"]))
+    assert {"DatabaseInstance", "DatabaseTargetsReady"} <= set(_as_list(resource["DependsOn"]))
+    ready = template["Resources"]["DatabaseTargetsReady"]["Metadata"]
+    assert ready == {
+        "ProxyTargetGroup": {"Fn::If": ["UseProxy", {"Ref": "DatabaseProxyTargetGroup"}, "none"]}
+    }
 
 
 def test_outputs(template):

@@ -254,7 +254,8 @@ def test_migrations_run_before_any_function_that_serves_is_updated(template):
         assert template["Resources"][function]["DependsOn"] == "Migrations", function
     assert "DependsOn" not in template["Resources"]["MigrateFunction"]
     migrations = template["Resources"]["Migrations"]
-    assert {"DatabaseInstance", "DatabaseProxyTargetGroup"} <= set(migrations["DependsOn"])
+    # the proxy's target group too, in production (through DatabaseTargetsReady)
+    assert {"DatabaseInstance", "DatabaseTargetsReady"} <= set(migrations["DependsOn"])
 
 
 def test_the_network_is_checked_before_the_database_is_created(template):
@@ -410,6 +411,9 @@ def test_the_proxy_closes_the_idle_sessions_of_frozen_containers_within_two_minu
     assert template["Resources"]["DatabaseProxy"]["Properties"]["IdleClientTimeout"] <= 120
 
 
+DEVELOPMENT_CONCURRENCY = 10  # each API function's cap in the development profile
+
+
 def test_reserved_concurrency_of_every_api_function_is_a_parameter_none_by_default(template):
     assert template["Parameters"]["ApiReservedConcurrency"]["Default"] == 0
     for function in API_FUNCTIONS:
@@ -417,9 +421,119 @@ def test_reserved_concurrency_of_every_api_function_is_a_parameter_none_by_defau
             "Fn::If": [
                 "HasApiReservedConcurrency",
                 {"Ref": "ApiReservedConcurrency"},
-                {"Ref": "AWS::NoValue"},
+                {"Fn::If": ["IsDevelopment", DEVELOPMENT_CONCURRENCY, {"Ref": "AWS::NoValue"}]},
             ]
         }, function
+
+
+# --- profiles: production (RDS Proxy) and development (no proxy, a cluster that pauses) ---------------
+
+
+def test_the_profile_is_production_by_default(template):
+    profile = template["Parameters"]["Profile"]
+    assert profile["Default"] == "production"
+    assert profile["AllowedValues"] == ["production", "development"]
+    assert template["Conditions"]["UseProxy"] == {"Fn::Equals": [{"Ref": "Profile"}, "production"]}
+    assert template["Conditions"]["IsDevelopment"] == {"Fn::Equals": [{"Ref": "Profile"}, "development"]}
+
+
+PROXY_RESOURCES = {
+    "DatabaseProxy",
+    "DatabaseProxyTargetGroup",
+    "DatabaseProxyRole",
+    "ProxySecurityGroup",
+    "LambdaToProxyEgress",
+    "ProxyToDatabaseEgress",
+    "ProxyBorrowLatencyAlarm",
+}
+
+
+def test_the_proxy_and_everything_about_it_exist_in_production_only(template):
+    with_proxy = {name for name, r in template["Resources"].items() if r.get("Condition") == "UseProxy"}
+    assert with_proxy == PROXY_RESOURCES
+    assert template["Outputs"]["DatabaseProxyEndpoint"]["Condition"] == "UseProxy"
+
+
+def _references(value, allowed_under: str | None = None) -> set[str]:
+    """Resources a value names, leaving out those named in the UseProxy branch of a Fn::If."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "Fn::If" and item[0] == "UseProxy":
+                found |= _references(item[2])
+                continue
+            if key == "Ref" and isinstance(item, str):
+                found.add(item)
+            elif key == "Fn::GetAtt":
+                found.add(item[0] if isinstance(item, list) else item.split(".")[0])
+            elif key == "Fn::Sub":
+                text = item if isinstance(item, str) else item[0]
+                found |= set(re.findall(r"\$\{([A-Za-z0-9]+)", text))
+            found |= _references(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _references(item)
+    return found
+
+
+def test_nothing_outside_the_proxy_names_it_but_under_the_production_condition(template):
+    """A development stack has no proxy: a reference to it anywhere else would fail the deploy."""
+    for name, resource in template["Resources"].items():
+        if resource.get("Condition") == "UseProxy":
+            continue
+        named = _references(resource.get("Properties", {})) | _references(resource.get("Metadata", {}))
+        named |= set(resource.get("DependsOn", []) if isinstance(resource.get("DependsOn"), list) else [])
+        assert not named & PROXY_RESOURCES, (name, named & PROXY_RESOURCES)
+    assert not _references(template["Globals"]) & PROXY_RESOURCES
+
+
+def test_in_development_the_functions_reach_the_cluster_which_lets_them_in(template):
+    ingress = template["Resources"]["DatabaseSecurityGroup"]["Properties"]["SecurityGroupIngress"]
+    [rule] = ingress
+    assert rule["SourceSecurityGroupId"] == {
+        "Fn::If": ["UseProxy", {"Ref": "ProxySecurityGroup"}, {"Ref": "LambdaSecurityGroup"}]
+    }
+    egress = template["Resources"]["LambdaToDatabaseEgress"]
+    assert egress["Condition"] == "IsDevelopment"
+    assert egress["Properties"]["DestinationSecurityGroupId"] == {"Ref": "DatabaseSecurityGroup"}
+    assert (egress["Properties"]["FromPort"], egress["Properties"]["ToPort"]) == (5432, 5432)
+
+
+def test_in_development_the_cluster_scales_to_zero_and_pauses_once_its_sessions_are_closed(template):
+    cluster = template["Resources"]["DatabaseCluster"]["Properties"]
+    scaling = cluster["ServerlessV2ScalingConfiguration"]
+    assert scaling["MinCapacity"] == {"Fn::If": ["IsDevelopment", 0, {"Ref": "DatabaseMinCapacity"}]}
+    when, pause, otherwise = scaling["SecondsUntilAutoPause"]["Fn::If"]
+    assert (when, otherwise) == ("IsDevelopment", {"Ref": "AWS::NoValue"})
+    assert 300 <= pause <= 86400  # Aurora's bounds
+    assert cluster["DBClusterParameterGroupName"] == {
+        "Fn::If": ["IsDevelopment", {"Ref": "DevelopmentClusterParameters"}, {"Ref": "AWS::NoValue"}]
+    }
+    parameters = template["Resources"]["DevelopmentClusterParameters"]
+    assert parameters["Condition"] == "IsDevelopment"
+    assert parameters["Properties"]["Family"] == "aurora-postgresql" + cluster["EngineVersion"].split(".")[0]
+    # a frozen container's session is closed well before the pause is due
+    assert int(parameters["Properties"]["Parameters"]["idle_session_timeout"]) < pause * 1000
+
+
+def test_in_development_the_functions_stay_within_the_database_s_connections(template):
+    """No proxy: each execution holds one connection. Aurora PostgreSQL's max_connections is
+    LEAST(memory / 9531392, 5000) at the maximum capacity (2 GiB an ACU); the least maximum is
+    1 ACU. The worker at its largest maximum concurrency is not bounded so: its default is."""
+    least_max_connections = (2 * 1024**3) // 9531392
+    params = template["Parameters"]
+    worker = params["WorkerMaxConcurrency"]["Default"]
+    migrations_and_rotation = 2
+    used = len(API_FUNCTIONS) * DEVELOPMENT_CONCURRENCY + worker + migrations_and_rotation
+    assert params["DatabaseMaxCapacity"]["MinValue"] == 1
+    assert used < least_max_connections * 0.5, (used, least_max_connections)
+
+
+def test_the_dashboard_names_the_proxy_only_when_there_is_one(template):
+    [_, variables] = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    assert variables == {
+        "ProxyName": {"Fn::If": ["UseProxy", {"Ref": "DatabaseProxy"}, "none (development profile)"]}
+    }
 
 
 # --- operations: tracing, alarms, dashboard ------------------------------------------------------------

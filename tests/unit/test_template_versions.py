@@ -143,7 +143,7 @@ def _changed(before: dict, after: dict) -> set[str]:
 
 
 def test_the_parameters_a_version_depends_on_are_found_in_the_template():
-    assert {"AuthMode", "LlmProvider", "LlmModel", "Geo", "EmbeddingModel"} <= set(READ)
+    assert {"AuthMode", "LlmProvider", "LlmModel", "Geo", "EmbeddingModel", "Profile"} <= set(READ)
     assert not READERS["JwtIssuer"]  # the API's authorizer reads it, no function does
     assert not READERS["DatabaseMaxCapacity"]
 
