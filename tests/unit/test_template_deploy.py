@@ -190,6 +190,8 @@ ACTIONS = {
     "SessionsFunction": EVERY_FUNCTION,
     "TrajectoriesFunction": EVERY_FUNCTION,
     "ForgetFunction": EVERY_FUNCTION,
+    # the deploy-time network check, outside the VPC: reads the subnets' routes
+    "NetworkCheckFunction": LOGS | {"ec2:DescribeRouteTables", "ec2:DescribeSubnets"},
 }
 # Granted only under a condition: Claude on Bedrock (LlmProvider bedrock), Amazon Location (geo on
 # with the aws-location resolver); to the functions that call a model or resolve places.
@@ -222,7 +224,10 @@ def test_a_function_s_role_grants_exactly_the_actions_it_uses(template, function
 
 
 def test_every_function_but_the_migrations_is_in_the_table_of_actions(template):
-    assert set(ACTIONS) == set(NEEDED_SECRETS) - {"MigrateFunction"}
+    functions = set(_resources(template, "AWS::Serverless::Function")) | set(
+        _resources(template, "AWS::Lambda::Function")
+    )
+    assert set(ACTIONS) == functions - {"MigrateFunction"}
 
 
 # --- every HTTP route is authorized ---------------------------------------------------------------
