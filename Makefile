@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality
+.PHONY: rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality
 
 install: $(VENV)/.installed
 
@@ -75,6 +75,11 @@ $(TOOLS)/.installed: infra/tools-requirements.txt
 	$(TOOLS)/bin/python -m pip install -q --upgrade pip
 	$(TOOLS)/bin/python -m pip install -q -r infra/tools-requirements.txt
 	touch $@
+
+# Amazon RDS's certificate authorities (GB_DB_CA=rds, the development profile) from AWS's own
+# bundle, in place of the shipped copy.
+rds-ca:
+	curl -fsS https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem -o layers/core/gligabao/db/rds-ca-bundle.pem
 
 lint-template: tools
 	$(TOOLS)/bin/cfn-lint template.yaml

@@ -62,6 +62,28 @@ def test_on_lambda_tls_verifies_the_proxy_s_certificate_against_amazon_s_public_
             assert f'# Label: "{root}"' in bundle, root
 
 
+def test_without_the_proxy_tls_verifies_the_cluster_s_certificate_against_amazon_rds_authorities(secrets):
+    """GB_DB_CA=rds (the template's development profile): Aurora's own certificate chains to RDS's
+    regional authorities, which certifi does not hold."""
+    from cryptography import x509
+
+    master, app = secrets
+    for admin in (False, True):
+        settings = Settings(
+            db_secret_arn=master, db_app_secret_arn=app, db_host="cluster.example", db_ca="rds"
+        )
+
+        url = conninfo_to_dict(database_url(settings, admin=admin))
+
+        assert url["sslmode"] == "verify-full"
+        authorities = x509.load_pem_x509_certificates(Path(url["sslrootcert"]).read_bytes())
+        names = {c.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value for c in authorities}
+        for kind in ("RSA2048 G1", "RSA4096 G1", "ECC384 G1"):  # rds-ca-rsa2048-g1 is the default
+            assert f"Amazon RDS us-east-1 Root CA {kind}" in names, kind
+    assert Settings.from_env({"GB_DB_CA": "rds"}).db_ca == "rds"
+    assert Settings().db_ca == "public"
+
+
 def test_on_lambda_the_migrations_connect_as_the_master_user(secrets):
     master, app = secrets
     settings = Settings(db_secret_arn=master, db_app_secret_arn=app, db_host="proxy.example")

@@ -70,6 +70,9 @@ def _statements(template: dict):
                 policy = policy["Fn::If"][1]
             for statement in policy["PolicyDocument"]["Statement"]:
                 yield name, statement
+    for name, policy in _resources(template, "AWS::IAM::ManagedPolicy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            yield name, statement
 
 
 def _as_list(value):
@@ -191,7 +194,14 @@ def test_the_environment_names_the_secrets_and_the_proxy(template):
             assert variable in env, (name, variable)
         assert env["POWERTOOLS_SERVICE_NAME"] == "gligabao"
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == "gligabao"
-        assert env["GB_DB_HOST"] == {"Fn::GetAtt": ["DatabaseProxy", "Endpoint"]}
+        assert env["GB_DB_HOST"] == {
+            "Fn::If": [
+                "UseProxy",
+                {"Fn::GetAtt": ["DatabaseProxy", "Endpoint"]},
+                {"Fn::GetAtt": ["DatabaseCluster", "Endpoint.Address"]},
+            ]
+        }
+        assert env["GB_DB_CA"] == {"Fn::If": ["UseProxy", "public", "rds"]}
 
 
 def test_only_the_migrate_function_can_connect_as_the_tables_owner(template):
@@ -264,7 +274,11 @@ def test_the_migrations_run_at_deploy_time(template):
     resource = next(iter(migrations.values()))
     assert resource["Properties"]["ServiceToken"] == {"Fn::GetAtt": ["MigrateFunction", "Arn"]}
     assert resource["Properties"]["LayerVersion"] == {"Ref": "CoreLayer"}
-    assert {"DatabaseInstance", "DatabaseProxyTargetGroup"} <= set(_as_list(resource["DependsOn"]))
+    assert {"DatabaseInstance", "DatabaseTargetsReady"} <= set(_as_list(resource["DependsOn"]))
+    ready = template["Resources"]["DatabaseTargetsReady"]["Metadata"]
+    assert ready == {
+        "ProxyTargetGroup": {"Fn::If": ["UseProxy", {"Ref": "DatabaseProxyTargetGroup"}, "none"]}
+    }
 
 
 def test_outputs(template):
@@ -337,15 +351,16 @@ def _event_routes(template: dict) -> set[tuple[str, str]]:
     }
 
 
-def test_auth_mode_is_iam_jwt_or_none_and_iam_by_default(template):
+def test_auth_mode_on_aws_is_iam_or_jwt_and_iam_by_default(template):
+    """The local API's `none` authenticates nothing: an API on the internet never offers it."""
     parameter = template["Parameters"]["AuthMode"]
 
-    assert parameter["AllowedValues"] == ["iam", "jwt", "none"]
+    assert parameter["AllowedValues"] == ["iam", "jwt"]
     assert parameter["Default"] == "iam"
     assert template["Parameters"]["JwtAudience"]["Type"] == "CommaDelimitedList"
 
 
-@pytest.mark.parametrize("mode", ["iam", "jwt", "none"])
+@pytest.mark.parametrize("mode", ["iam", "jwt"])
 def test_every_route_s_authorization_is_written_for_every_mode(template, mode):
     assert set(_route_security(_api_body(template, mode))) == _event_routes(template)
 
@@ -364,11 +379,9 @@ def test_jwt_mode_puts_the_jwt_authorizer_of_the_issuer_and_audience_on_every_ro
     assert body["components"]["securitySchemes"] == {"JwtAuthorizer": JWT_SCHEME}
 
 
-def test_none_mode_leaves_every_route_open(template):
-    body = _api_body(template, "none")
-
-    assert set(_route_security(body).values()) == {None}
-    assert body["components"]["securitySchemes"] == {}
+def test_no_route_is_left_open_in_any_mode(template):
+    for mode in template["Parameters"]["AuthMode"]["AllowedValues"]:
+        assert None not in _route_security(_api_body(template, mode)).values(), mode
 
 
 def test_no_sam_auth_or_route_auth_overrides_the_modes(template):
@@ -415,7 +428,7 @@ def test_the_location_service_permission_only_with_geo_on_and_the_aws_location_r
                 continue
             assert "geo:" not in str(policy), name
     # remember and query resolve places; so does the remember worker (asynchronous remembers)
-    assert granted == ["ProviderFunctionRole", "WorkerFunctionRole"]
+    assert granted == ["RememberFunctionRole", "QueryFunctionRole", "RememberWorkerFunctionRole"]
 
 
 def test_the_aws_location_resolver_needs_a_place_index(template):
@@ -485,8 +498,8 @@ def test_only_remember_sends_jobs_and_only_the_worker_consumes_them(template):
         if statement.get("Resource") == {"Fn::GetAtt": ["JobsQueue", "Arn"]}:
             actions_by_role.setdefault(role, set()).update(_as_list(statement["Action"]))
     assert actions_by_role == {
-        "ProviderFunctionRole": {"sqs:SendMessage"},
-        "WorkerFunctionRole": {
+        "RememberFunctionRole": {"sqs:SendMessage"},
+        "RememberWorkerFunctionRole": {
             "sqs:ReceiveMessage",
             "sqs:DeleteMessage",
             "sqs:GetQueueAttributes",

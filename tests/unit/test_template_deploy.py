@@ -83,13 +83,32 @@ def _role_of(template: dict, function: str) -> str:
     return template["Resources"][function]["Properties"]["Role"]["Fn::GetAtt"][0]
 
 
+def _policy_documents(template: dict, role: str) -> list[tuple[str | None, dict]]:
+    """(condition, document) of every policy a role holds: its own (a conditional one with its
+    condition), the template's managed policies it names, and any policy resource naming it."""
+    props = template["Resources"][role]["Properties"]
+    documents = []
+    for policy in props.get("Policies", []):
+        condition = None
+        if "Fn::If" in policy:
+            condition, policy, otherwise = policy["Fn::If"]
+            assert otherwise == {"Ref": "AWS::NoValue"}, role
+        documents.append((condition, policy["PolicyDocument"]))
+    for arn in props.get("ManagedPolicyArns", []):
+        assert set(arn) == {"Ref"}, f"{role}: only the template's own managed policies"
+        documents.append((None, template["Resources"][arn["Ref"]]["Properties"]["PolicyDocument"]))
+    for name, resource in template["Resources"].items():
+        if resource["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy"):
+            attached = [*resource["Properties"].get("Roles", []), resource["Properties"].get("RoleName")]
+            assert {"Ref": role} not in attached, f"{name} adds to {role}"
+    return documents
+
+
 def _grants(template: dict, role: str) -> list[tuple[str, object]]:
     """(action, resource) pairs of a role, conditional policies included."""
     pairs = []
-    for policy in template["Resources"][role]["Properties"]["Policies"]:
-        if "Fn::If" in policy:
-            policy = policy["Fn::If"][1]
-        for statement in policy["PolicyDocument"]["Statement"]:
+    for _, document in _policy_documents(template, role):
+        for statement in document["Statement"]:
             assert statement["Effect"] == "Allow"
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
             resources = (
@@ -143,46 +162,84 @@ def test_only_the_proxy_and_the_migrations_can_read_the_master_user_s_secret(tem
 
 
 @pytest.mark.parametrize("function", sorted(NEEDED_SECRETS))
-def test_a_function_writes_only_its_own_log_group_s_roles_groups_and_traces(template, function):
+def test_a_function_writes_only_its_own_log_group_and_traces(template, function):
     role = _role_of(template, function)
     own = template["Resources"][function]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
     log_groups = {r["Fn::GetAtt"][0] for a, r in _grants(template, role) if a.startswith("logs:")}
-    assert own in log_groups
-    sharing = {f for f in NEEDED_SECRETS if _role_of(template, f) == role}
-    assert log_groups == {
-        template["Resources"][f]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"] for f in sharing
-    }
+    assert log_groups == {own}
     assert ("xray:PutTraceSegments", "*") in _grants(template, role)
 
 
-def test_sqs_permissions_per_function(template):
-    def sqs(function):
-        return {a for a, _ in _grants(template, _role_of(template, function)) if a.startswith("sqs:")}
-
-    for function in ("RememberFunction", "QueryFunction", "SystemFunction"):  # one role: remember sends
-        assert sqs(function) == {"sqs:SendMessage"}
-    assert sqs("RememberWorkerFunction") == {
-        "sqs:ReceiveMessage",
-        "sqs:DeleteMessage",
-        "sqs:GetQueueAttributes",
-        "sqs:ChangeMessageVisibility",
-    }
-    for function in (
-        "DatasetsFunction",
-        "GraphFunction",
-        "SessionsFunction",
-        "ForgetFunction",
-        "MigrateFunction",
-    ):
-        assert sqs(function) == set()
+def test_every_function_has_a_role_of_its_own(template):
+    roles = [_role_of(template, function) for function in NEEDED_SECRETS]
+    assert len(set(roles)) == len(roles)
 
 
-def test_bedrock_only_for_the_functions_that_call_the_llm_and_only_with_the_bedrock_provider(template):
-    for role in _resources(template, "AWS::IAM::Role"):
-        for policy in template["Resources"][role]["Properties"]["Policies"]:
-            if "bedrock:" in json.dumps(policy):
-                assert policy["Fn::If"][0] == "UseBedrock", role
-                assert role in ("ProviderFunctionRole", "WorkerFunctionRole")
+# What each function calls (handlers in functions/*/app.py, the core in layers/core/gligabao):
+# every function writes its logs and traces and runs in the VPC; the provider keys for those that
+# call a model or list the configured ones (health); SQS: remember sends (aws/job_queue.py), the
+# worker's event source receives and deletes and the worker sets a failed job's backoff.
+LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
+TRACES = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+VPC = {
+    "ec2:CreateNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface",
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses",
+}
+SECRETS = {"secretsmanager:GetSecretValue"}
+EVERY_FUNCTION = LOGS | TRACES | VPC | SECRETS
+ACTIONS = {
+    "SystemFunction": EVERY_FUNCTION,
+    "RememberFunction": EVERY_FUNCTION | {"sqs:SendMessage"},
+    "QueryFunction": EVERY_FUNCTION,
+    "RememberWorkerFunction": EVERY_FUNCTION
+    | {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"},
+    "DatasetsFunction": EVERY_FUNCTION,
+    "GraphFunction": EVERY_FUNCTION,
+    "SessionsFunction": EVERY_FUNCTION,
+    "TrajectoriesFunction": EVERY_FUNCTION,
+    "ForgetFunction": EVERY_FUNCTION,
+    # the deploy-time network check, outside the VPC: reads the subnets' routes
+    "NetworkCheckFunction": LOGS | {"ec2:DescribeRouteTables", "ec2:DescribeSubnets"},
+}
+# Granted only under a condition: Claude on Bedrock (LlmProvider bedrock), Amazon Location (geo on
+# with the aws-location resolver); to the functions that call a model or resolve places.
+MODELS = {
+    "UseBedrock": {"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
+    "UseAwsLocation": {"geo:SearchPlaceIndexForText"},
+}
+CONDITIONAL_ACTIONS = {"RememberFunction": MODELS, "QueryFunction": MODELS, "RememberWorkerFunction": MODELS}
+
+
+def _actions(document: dict) -> set[str]:
+    found = set()
+    for statement in document["Statement"]:
+        assert statement["Effect"] == "Allow"
+        found |= set(statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])
+    return found
+
+
+@pytest.mark.parametrize("function", sorted(ACTIONS))
+def test_a_function_s_role_grants_exactly_the_actions_it_uses(template, function):
+    always: set[str] = set()
+    conditional: dict[str, set[str]] = {}
+    for condition, document in _policy_documents(template, _role_of(template, function)):
+        if condition is None:
+            always |= _actions(document)
+        else:
+            conditional.setdefault(condition, set()).update(_actions(document))
+    assert always == ACTIONS[function]
+    assert conditional == CONDITIONAL_ACTIONS.get(function, {})
+
+
+def test_every_function_but_the_migrations_is_in_the_table_of_actions(template):
+    functions = set(_resources(template, "AWS::Serverless::Function")) | set(
+        _resources(template, "AWS::Lambda::Function")
+    )
+    assert set(ACTIONS) == functions - {"MigrateFunction"}
 
 
 # --- every HTTP route is authorized ---------------------------------------------------------------
@@ -190,13 +247,7 @@ def test_bedrock_only_for_the_functions_that_call_the_llm_and_only_with_the_bedr
 
 def test_every_http_route_is_in_the_api_definition_with_the_auth_mode_s_security(template):
     paths = template["Resources"]["HttpApi"]["Properties"]["DefinitionBody"]["paths"]
-    secured = {
-        "Fn::If": [
-            "AuthIsJwt",
-            [{"JwtAuthorizer": []}],
-            {"Fn::If": ["AuthIsIam", [{"AWS_IAM": []}], {"Ref": "AWS::NoValue"}]},
-        ]
-    }
+    secured = {"Fn::If": ["AuthIsJwt", [{"JwtAuthorizer": []}], [{"AWS_IAM": []}]]}
     routes = 0
     for function in _resources(template, "AWS::Serverless::Function"):
         for event in _events(template, function).values():
@@ -220,7 +271,8 @@ def test_migrations_run_before_any_function_that_serves_is_updated(template):
         assert template["Resources"][function]["DependsOn"] == "Migrations", function
     assert "DependsOn" not in template["Resources"]["MigrateFunction"]
     migrations = template["Resources"]["Migrations"]
-    assert {"DatabaseInstance", "DatabaseProxyTargetGroup"} <= set(migrations["DependsOn"])
+    # the proxy's target group too, in production (through DatabaseTargetsReady)
+    assert {"DatabaseInstance", "DatabaseTargetsReady"} <= set(migrations["DependsOn"])
 
 
 def test_the_migrations_name_the_newest_migration_file_as_their_schema_version(template):
@@ -404,6 +456,13 @@ def test_a_full_pool_fails_fast_well_within_every_function_s_timeout(template):
         assert pool["ConnectionBorrowTimeout"] * 2 <= timeout, function
 
 
+def test_the_proxy_closes_the_idle_sessions_of_frozen_containers_within_two_minutes(template):
+    assert template["Resources"]["DatabaseProxy"]["Properties"]["IdleClientTimeout"] <= 120
+
+
+DEVELOPMENT_CONCURRENCY = 10  # each API function's cap in the development profile
+
+
 def test_reserved_concurrency_of_every_api_function_is_a_parameter_none_by_default(template):
     assert template["Parameters"]["ApiReservedConcurrency"]["Default"] == 0
     for function in API_FUNCTIONS:
@@ -411,16 +470,129 @@ def test_reserved_concurrency_of_every_api_function_is_a_parameter_none_by_defau
             "Fn::If": [
                 "HasApiReservedConcurrency",
                 {"Ref": "ApiReservedConcurrency"},
-                {"Ref": "AWS::NoValue"},
+                {"Fn::If": ["IsDevelopment", DEVELOPMENT_CONCURRENCY, {"Ref": "AWS::NoValue"}]},
             ]
         }, function
+
+
+# --- profiles: production (RDS Proxy) and development (no proxy, a cluster that pauses) ---------------
+
+
+def test_the_profile_is_production_by_default(template):
+    profile = template["Parameters"]["Profile"]
+    assert profile["Default"] == "production"
+    assert profile["AllowedValues"] == ["production", "development"]
+    assert template["Conditions"]["UseProxy"] == {"Fn::Equals": [{"Ref": "Profile"}, "production"]}
+    assert template["Conditions"]["IsDevelopment"] == {"Fn::Equals": [{"Ref": "Profile"}, "development"]}
+
+
+PROXY_RESOURCES = {
+    "DatabaseProxy",
+    "DatabaseProxyTargetGroup",
+    "DatabaseProxyRole",
+    "ProxySecurityGroup",
+    "LambdaToProxyEgress",
+    "ProxyToDatabaseEgress",
+    "ProxyBorrowLatencyAlarm",
+}
+
+
+def test_the_proxy_and_everything_about_it_exist_in_production_only(template):
+    with_proxy = {name for name, r in template["Resources"].items() if r.get("Condition") == "UseProxy"}
+    assert with_proxy == PROXY_RESOURCES
+    assert template["Outputs"]["DatabaseProxyEndpoint"]["Condition"] == "UseProxy"
+
+
+def _references(value, allowed_under: str | None = None) -> set[str]:
+    """Resources a value names, leaving out those named in the UseProxy branch of a Fn::If."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "Fn::If" and item[0] == "UseProxy":
+                found |= _references(item[2])
+                continue
+            if key == "Ref" and isinstance(item, str):
+                found.add(item)
+            elif key == "Fn::GetAtt":
+                found.add(item[0] if isinstance(item, list) else item.split(".")[0])
+            elif key == "Fn::Sub":
+                text = item if isinstance(item, str) else item[0]
+                found |= set(re.findall(r"\$\{([A-Za-z0-9]+)", text))
+            found |= _references(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _references(item)
+    return found
+
+
+def test_nothing_outside_the_proxy_names_it_but_under_the_production_condition(template):
+    """A development stack has no proxy: a reference to it anywhere else would fail the deploy."""
+    for name, resource in template["Resources"].items():
+        if resource.get("Condition") == "UseProxy":
+            continue
+        named = _references(resource.get("Properties", {})) | _references(resource.get("Metadata", {}))
+        named |= set(resource.get("DependsOn", []) if isinstance(resource.get("DependsOn"), list) else [])
+        assert not named & PROXY_RESOURCES, (name, named & PROXY_RESOURCES)
+    assert not _references(template["Globals"]) & PROXY_RESOURCES
+
+
+def test_in_development_the_functions_reach_the_cluster_which_lets_them_in(template):
+    ingress = template["Resources"]["DatabaseSecurityGroup"]["Properties"]["SecurityGroupIngress"]
+    [rule] = ingress
+    assert rule["SourceSecurityGroupId"] == {
+        "Fn::If": ["UseProxy", {"Ref": "ProxySecurityGroup"}, {"Ref": "LambdaSecurityGroup"}]
+    }
+    egress = template["Resources"]["LambdaToDatabaseEgress"]
+    assert egress["Condition"] == "IsDevelopment"
+    assert egress["Properties"]["DestinationSecurityGroupId"] == {"Ref": "DatabaseSecurityGroup"}
+    assert (egress["Properties"]["FromPort"], egress["Properties"]["ToPort"]) == (5432, 5432)
+
+
+def test_in_development_the_cluster_scales_to_zero_and_pauses_once_its_sessions_are_closed(template):
+    cluster = template["Resources"]["DatabaseCluster"]["Properties"]
+    scaling = cluster["ServerlessV2ScalingConfiguration"]
+    assert scaling["MinCapacity"] == {"Fn::If": ["IsDevelopment", 0, {"Ref": "DatabaseMinCapacity"}]}
+    when, pause, otherwise = scaling["SecondsUntilAutoPause"]["Fn::If"]
+    assert (when, otherwise) == ("IsDevelopment", {"Ref": "AWS::NoValue"})
+    assert 300 <= pause <= 86400  # Aurora's bounds
+    assert cluster["DBClusterParameterGroupName"] == {
+        "Fn::If": ["IsDevelopment", {"Ref": "DevelopmentClusterParameters"}, {"Ref": "AWS::NoValue"}]
+    }
+    parameters = template["Resources"]["DevelopmentClusterParameters"]
+    assert parameters["Condition"] == "IsDevelopment"
+    assert parameters["Properties"]["Family"] == "aurora-postgresql" + cluster["EngineVersion"].split(".")[0]
+    # a frozen container's session is closed well before the pause is due
+    assert int(parameters["Properties"]["Parameters"]["idle_session_timeout"]) < pause * 1000
+
+
+def test_in_development_the_functions_stay_within_the_database_s_connections(template):
+    """No proxy: each execution holds one connection. Aurora PostgreSQL's max_connections is
+    LEAST(memory / 9531392, 5000) at the maximum capacity (2 GiB an ACU); the least maximum is
+    1 ACU. The worker at its largest maximum concurrency is not bounded so: its default is."""
+    least_max_connections = (2 * 1024**3) // 9531392
+    params = template["Parameters"]
+    worker = params["WorkerMaxConcurrency"]["Default"]
+    migrations_and_rotation = 2
+    used = len(API_FUNCTIONS) * DEVELOPMENT_CONCURRENCY + worker + migrations_and_rotation
+    assert params["DatabaseMaxCapacity"]["MinValue"] == 1
+    assert used < least_max_connections * 0.5, (used, least_max_connections)
+
+
+def test_the_dashboard_names_the_proxy_only_when_there_is_one(template):
+    [_, variables] = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    assert variables == {
+        "ProxyName": {"Fn::If": ["UseProxy", {"Ref": "DatabaseProxy"}, "none (development profile)"]}
+    }
 
 
 # --- operations: tracing, alarms, dashboard ------------------------------------------------------------
 
 
 def test_every_function_is_traced_with_x_ray(template):
-    assert template["Globals"]["Function"]["Tracing"] == "Active"
+    # Active, the item CloudFormation deploys; the rest is the versions' fingerprint
+    # (tests/unit/test_template_versions.py).
+    index, items = template["Globals"]["Function"]["Tracing"]["Fn::Select"]
+    assert items[index] == "Active"
     assert "aws-lambda-powertools[tracer]==" in (ROOT / "layers/core/requirements.in").read_text()
     assert "aws-xray-sdk==" in (ROOT / "layers/core/requirements.txt").read_text()
 

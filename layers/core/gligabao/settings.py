@@ -22,6 +22,7 @@ ENVIRONMENT = {
     "GB_DB_SECRET_ARN": "db_secret_arn",
     "GB_DB_HOST": "db_host",
     "GB_DB_NAME": "db_name",
+    "GB_DB_CA": "db_ca",
     "GB_SECRETS_ARN": "secrets_arn",
     "ANTHROPIC_API_KEY": "anthropic_api_key",
     "OPENAI_API_KEY": "openai_api_key",
@@ -68,6 +69,10 @@ class Settings(BaseModel):
     db_secret_arn: str | None = None
     db_host: str | None = None
     db_name: str = "gligabao"
+    # The authorities that verify the database's TLS certificate on Lambda: `public` for RDS Proxy
+    # (ACM certificates, Amazon Trust Services' roots), `rds` for the cluster itself (Amazon RDS's
+    # own authorities, shipped in the package); the template sets it with GB_DB_HOST.
+    db_ca: Literal["public", "rds"] = "public"
 
     # Model providers. Keys come from here or, on Lambda, from the secret named by secrets_arn.
     secrets_arn: str | None = None
@@ -142,7 +147,13 @@ class Settings(BaseModel):
         return value
 
     @field_validator(
-        "llm_provider", "geo_resolver", "auth_mode", "mcp_api_auth", "llm_structured_output", mode="before"
+        "llm_provider",
+        "geo_resolver",
+        "auth_mode",
+        "mcp_api_auth",
+        "llm_structured_output",
+        "db_ca",
+        mode="before",
     )
     @classmethod
     def _lowercase(cls, value: object) -> object:

@@ -7,6 +7,7 @@ import json
 import logging
 import threading
 import time
+from pathlib import Path
 
 from gligabao.errors import NotConfigured
 from gligabao.settings import Settings
@@ -20,6 +21,7 @@ SECRET_FAILURE_RETRY_SECONDS = 15
 SECRETS_CONNECT_TIMEOUT_SECONDS = 3
 SECRETS_READ_TIMEOUT_SECONDS = 5
 SECRETS_MAX_ATTEMPTS = 2
+RDS_CA_BUNDLE = "rds-ca-bundle.pem"  # in gligabao/db/
 
 _log = logging.getLogger(__name__)
 
@@ -165,14 +167,17 @@ def _secrets_provider():
 
 
 def database_url_from_secret(settings: Settings, secret_arn: str) -> str:
-    """The RDS Proxy endpoint with the credentials of a database secret (the cluster's master
-    user, or the service's own role), over TLS that verifies the proxy's certificate and name.
+    """The database endpoint (GB_DB_HOST) with the credentials of a database secret (the
+    cluster's master user, or the service's own role), over TLS that verifies the server's
+    certificate and name.
 
-    Every function, the migrations included, connects to the proxy (GB_DB_HOST), never to the
-    cluster: RDS Proxy's certificates come from ACM and chain to Amazon Trust Services' roots
-    (Amazon Root CA 1-4), which certifi's bundle holds, so no RDS certificate bundle is shipped.
-    (psycopg's binary wheel carries its own OpenSSL, whose default paths are not Lambda's, hence
-    an explicit file rather than `sslrootcert=system`.)"""
+    Every function, the migrations included, connects to GB_DB_HOST: RDS Proxy in the template's
+    production profile, whose certificates come from ACM and chain to Amazon Trust Services' roots
+    (Amazon Root CA 1-4, in certifi's bundle: GB_DB_CA=public); the cluster itself in the
+    development profile, whose certificate chains to Amazon RDS's own authorities (the bundle
+    shipped beside the database code: GB_DB_CA=rds). (psycopg's binary wheel carries its own
+    OpenSSL, whose default paths are not Lambda's, hence an explicit file rather than
+    `sslrootcert=system`.)"""
     from psycopg.conninfo import make_conninfo
 
     secret = _database_secret(secret_arn)
@@ -183,7 +188,7 @@ def database_url_from_secret(settings: Settings, secret_arn: str) -> str:
         user=secret["username"],
         password=secret["password"],
         sslmode="verify-full",
-        sslrootcert=public_root_certificates(),
+        sslrootcert=rds_certificates() if settings.db_ca == "rds" else public_root_certificates(),
     )
 
 
@@ -192,6 +197,11 @@ def public_root_certificates() -> str:
     import certifi
 
     return certifi.where()
+
+
+def rds_certificates() -> str:
+    """The file of Amazon RDS's certificate authorities, which verify the cluster's own certificate."""
+    return str(Path(__file__).resolve().parent.parent / "db" / RDS_CA_BUNDLE)
 
 
 def secret_password(secret_arn: str, *, fresh: bool = False) -> str:
