@@ -4,6 +4,7 @@ drives the four steps; the database is a fake that keeps each role's password.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import boto3
 import pytest
@@ -218,4 +219,5 @@ def test_the_test_login_goes_to_the_cluster_itself_not_the_proxy_and_only_by_scr
 
     assert url["host"] == "cluster.example"  # the proxy would accept only the current password
     assert (url["user"], url["password"]) == (APP_ROLE, "new-Pa55word")
-    assert (url["sslmode"], url["require_auth"]) == ("require", "scram-sha-256")
+    assert (url["sslmode"], url["require_auth"]) == ("verify-full", "scram-sha-256")
+    assert Path(url["sslrootcert"]).read_text().count("BEGIN CERTIFICATE") > 20  # RDS's authorities

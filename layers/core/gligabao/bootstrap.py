@@ -319,12 +319,11 @@ def rotate_app_secret(event: dict) -> str:
 def role_login_url(settings: Settings, role: str, password: str) -> str:
     """A connection as `role` with `password` to the database itself. On Lambda: the cluster's
     endpoint, which the master secret holds (its attachment writes it), not the proxy (which
-    accepts only the secret's current password); TLS without verifying the cluster's certificate
-    (RDS's CA bundle is not shipped), so SCRAM is required: an impostor never gets the password.
-    Else the owner's URL with that role and password."""
+    accepts only the secret's current password), verified against Amazon RDS's authorities,
+    with SCRAM required besides. Else the owner's URL with that role and password."""
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    from gligabao.aws.secrets import database_secret
+    from gligabao.aws.secrets import database_secret, rds_certificates
 
     if settings.db_secret_arn and not settings.migration_database_url:
         cluster = database_secret(settings.db_secret_arn)
@@ -334,7 +333,8 @@ def role_login_url(settings: Settings, role: str, password: str) -> str:
             dbname=settings.db_name,
             user=role,
             password=password,
-            sslmode="require",
+            sslmode="verify-full",
+            sslrootcert=rds_certificates(),
             require_auth="scram-sha-256",
         )
     params = conninfo_to_dict(database_url(settings, admin=True))
