@@ -52,7 +52,8 @@ PYTEST_WORKERS = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loa
 
 # The template's lint, ruff (lint and format), then every test: unit, integration, end-to-end. The
 # three installs are independent: side by side they take about half the time (63 s against 113 s
-# on a fresh clone, measured on the 2-core machine).
+# on a fresh clone, measured on the 2-core machine). The tests run on the embedded PostgreSQL 18
+# (production runs 17); `make pytest GB_POSTGRES_VERSION=16` runs them again on 16 (.ci/run does).
 test:
 	$(MAKE) -j3 install tools browser
 	$(MAKE) lint-template

@@ -38,12 +38,34 @@ os.environ["POWERTOOLS_METRICS_NAMESPACE"] = "gligabao"
 pytest_plugins = ["fakes.fixtures", "remember_helpers", "aws_helpers", "job_helpers"]
 
 
+def embedded_test_postgres_version() -> int:
+    """The embedded PostgreSQL the suite runs on: GB_POSTGRES_VERSION (16 or 18), else the default."""
+    from gligabao.local.embedded_pg import DEFAULT_POSTGRES_VERSION
+
+    requested = Settings.from_env({"GB_POSTGRES_VERSION": os.environ.get("GB_POSTGRES_VERSION", "")})
+    return requested.postgres_version or DEFAULT_POSTGRES_VERSION
+
+
 def _admin_url() -> str:
     if os.environ.get("DATABASE_URL"):
         return os.environ["DATABASE_URL"]
     from gligabao.local.embedded_pg import embedded_database_url
 
-    return embedded_database_url(str(ROOT / "var" / "test-pgdata"))
+    # A data folder per version: the suite runs on either, and both folders stay.
+    version = embedded_test_postgres_version()
+    return embedded_database_url(str(ROOT / "var" / f"test-pgdata-{version}"), version=version)
+
+
+@pytest.fixture(scope="session")
+def embedded_postgres_version() -> int:
+    """The version a test's own embedded server runs, the suite's."""
+    return embedded_test_postgres_version()
+
+
+def pytest_report_header(config) -> str:
+    if os.environ.get("DATABASE_URL"):
+        return "database: DATABASE_URL"
+    return f"database: the embedded PostgreSQL {embedded_test_postgres_version()}"
 
 
 @pytest.fixture(scope="session")

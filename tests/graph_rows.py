@@ -120,3 +120,64 @@ def full_precision_index(db, table: str, column: str) -> Iterator[str]:
             f"CREATE INDEX IF NOT EXISTS {name}_half ON {table} USING hnsw "
             f"((l2_normalize({column})::halfvec({Settings().embedding_dimensions})) halfvec_cosine_ops) WITH (m = 16, ef_construction = 128)"
         )
+
+
+def fill_every_table(conn: psycopg.Connection, rows: int = 60) -> None:
+    """`rows` rows in every gb_ table (and their links), vectors included: a load whose statistics
+    ANALYZE computes, the index expressions' too. As the tables' owner (no policy applies)."""
+    dimensions = Settings().embedding_dimensions
+    values = {"rows": rows, "dimensions": dimensions}
+    # A vector of its own for each row (sin of the row's number times the dimension's).
+    vector = "(SELECT array_agg(sin(i * d)::real) FROM generate_series(1, %(dimensions)s) AS d)::vector"
+    dataset = add_dataset(conn, "u1", "load")
+    values["dataset"] = dataset
+    conn.execute(
+        f"""INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, embedding, summary_embedding)
+            SELECT %(dataset)s, 'text', 'Alice met Acme, day ' || i, 'a', {vector}, {vector}
+            FROM generate_series(1, %(rows)s) AS i""",
+        values,
+    )
+    conn.execute(
+        """INSERT INTO gb_artifacts (dataset_id, kind, text, parent_id, chunk_index)
+           SELECT dataset_id, 'chunk', text, id, 0 FROM gb_artifacts WHERE dataset_id = %(dataset)s""",
+        values,
+    )
+    conn.execute(
+        f"""INSERT INTO gb_entities (dataset_id, name, normalized_name, type, description, embedding)
+            SELECT %(dataset)s, 'Acme Robotics ' || i, 'acme robotics ' || i, 'organization',
+                   'a robotics company, number ' || i, {vector}
+            FROM generate_series(1, %(rows)s) AS i""",
+        values,
+    )
+    conn.execute(
+        f"""INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, artifact_id, embedding)
+            SELECT %(dataset)s, e.id, e.id, 'works_with', 'Acme works with itself, day ' || i, a.id, {vector}
+            FROM generate_series(1, %(rows)s) AS i
+            JOIN gb_entities e ON e.normalized_name = 'acme robotics ' || i AND e.dataset_id = %(dataset)s
+            JOIN gb_artifacts a ON a.text = 'Alice met Acme, day ' || i AND a.kind = 'text'
+                               AND a.dataset_id = %(dataset)s""",
+        values,
+    )
+    for statement in (
+        """INSERT INTO gb_entity_artifacts SELECT g.source_id, g.artifact_id FROM gb_edges g
+           WHERE g.dataset_id = %(dataset)s""",
+        "INSERT INTO gb_edge_artifacts SELECT id, artifact_id FROM gb_edges WHERE dataset_id = %(dataset)s",
+        "INSERT INTO gb_entity_sessions SELECT id, 'a' FROM gb_entities WHERE dataset_id = %(dataset)s",
+        "INSERT INTO gb_edge_sessions SELECT id, 'a' FROM gb_edges WHERE dataset_id = %(dataset)s",
+        """INSERT INTO gb_prepared_texts (artifact_id, dataset_id, options, extraction, embedded)
+           SELECT id, dataset_id, '{}', '{}', '{}' FROM gb_artifacts
+           WHERE dataset_id = %(dataset)s AND kind = 'text'""",
+        """WITH images AS (
+               INSERT INTO gb_artifacts (dataset_id, kind) SELECT %(dataset)s, 'image'
+               FROM generate_series(1, %(rows)s) RETURNING id)
+           INSERT INTO gb_image_artifacts (dataset_id, artifact_id, sha256, media_type, bytes, extraction)
+           SELECT %(dataset)s, id, md5(id::text), 'image/png', 100, '{}' FROM images""",
+        """INSERT INTO gb_inferences (user_id, dataset_id, type, stage, model, duration_ms, ok)
+           SELECT 'u1', %(dataset)s, 'remember', 'extract', 'claude', i, true FROM generate_series(1, %(rows)s) AS i""",
+        """INSERT INTO gb_trajectories (dataset_id, session_id, kind, trajectory)
+           SELECT %(dataset)s, 'a', 'remember', '{}' FROM generate_series(1, %(rows)s)""",
+        """INSERT INTO gb_idempotency_records (user_id, key, status, payload_hash, expires_at)
+           SELECT 'u1', 'key ' || i, 'COMPLETED', 'hash', now() + interval '1 hour'
+           FROM generate_series(1, %(rows)s) AS i""",
+    ):
+        conn.execute(statement, values)

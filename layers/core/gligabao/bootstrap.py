@@ -234,7 +234,11 @@ def database_url(settings: Settings, *, admin: bool = False) -> str:
         return database_url_from_secret(settings, settings.db_app_secret_arn)
     from gligabao.local.embedded_pg import embedded_database_url
 
-    return embedded_database_url(os.path.join(settings.data_dir, "pgdata"), user=None if admin else APP_ROLE)
+    return embedded_database_url(
+        os.path.join(settings.data_dir, "pgdata"),
+        user=None if admin else APP_ROLE,
+        version=settings.postgres_version,
+    )
 
 
 def admin_database(settings: Settings) -> Database:

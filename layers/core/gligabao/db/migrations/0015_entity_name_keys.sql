@@ -13,12 +13,17 @@
 -- a name of no word (only punctuation: the guard takes it for a short form of any name) and `d`
 -- for every name, each prefixed with the dataset id like the gram keys of migration 0002: a key
 -- finds names of its dataset only.
+--
+-- gb_name_words is named with its schema: building the index and analyzing its table (autovacuum
+-- always, by hand since PostgreSQL 17) run gb_name_keys with only pg_catalog on the search path,
+-- where the bare name is not found. Databases that ran this migration before it said so get the
+-- same function from migration 0026.
 CREATE FUNCTION gb_name_keys(dataset_id bigint, normalized_name text) RETURNS text[]
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$
     SELECT ARRAY(
         SELECT DISTINCT dataset_id::text || ':' || key
-        FROM gb_name_words(normalized_name) AS words,
+        FROM public.gb_name_words(normalized_name) AS words,
              LATERAL (SELECT 'f' || words[1] AS key WHERE cardinality(words) > 0
                       UNION ALL
                       SELECT 'l' || words[cardinality(words)] WHERE cardinality(words) > 0
