@@ -75,6 +75,7 @@ _SET_USER_AND_TIMEOUT = (
     "SELECT set_config('gligabao.user_id', {user}, true),"
     " set_config('statement_timeout', coalesce({timeout}::text, current_setting('statement_timeout')), true)"
 )
+_PIPELINED_SET_USER_AND_TIMEOUT = _SET_USER_AND_TIMEOUT.format(user="%(user)s", timeout="%(timeout)s")
 
 
 @dataclass(frozen=True)
@@ -214,8 +215,7 @@ class Database:
             if begin:
                 conn.execute(b"BEGIN")
                 conn.execute(
-                    _SET_USER_AND_TIMEOUT.format(user="%(user)s", timeout="%(timeout)s"),
-                    {"user": user_id, "timeout": statement_timeout_ms()},
+                    _PIPELINED_SET_USER_AND_TIMEOUT, {"user": user_id, "timeout": statement_timeout_ms()}
                 )
             try:
                 yield UnitOfWork(conn, user_id, dataset_id, lambda: end(b"COMMIT", None))
