@@ -10,7 +10,7 @@ PYTHONDONTWRITEBYTECODE set (Lambda's filesystem is read-only: nothing gets cach
 import of `anthropic` alone for reference. With DATABASE_URL set, it also times a first
 `handler(event, None)` call of GET /v1/gb/health in a fresh process.
 
-Figures only, no assertions: the target is at most 1000 ms per handler with the .pyc files.
+Figures only, no assertions: the target is at most 500 ms per handler with the .pyc files.
 
     python bench/cold_start.py [--runs 5] [--layer DIR]
 """
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET_MS = 1000.0
+TARGET_MS = 500.0
 
 # What the template gives every function (values are placeholders: import must not use them).
 LAMBDA_ENV = {

@@ -184,3 +184,41 @@ def table_rows_read(conn, *tables: str) -> int:
         .fetchone()
     )
     return int(read)
+
+
+@contextlib.contextmanager
+def capturing_statement_texts() -> Iterator[list[bytes]]:
+    """Every statement text this process sends while inside, as the server receives it (the SQL
+    with `$n` placeholders, or with the values merged in by client-side binding), commands too."""
+    from psycopg import _queries
+    from psycopg._connection_base import BaseConnection
+
+    texts: list[bytes] = []
+    classes = (_queries.PostgresQuery, _queries.PostgresClientQuery, _queries.PostgresRawQuery)
+    originals = {cls: cls.__dict__["convert"] for cls in classes}
+    original_command = BaseConnection._exec_command
+
+    def converting(original):
+        def convert(self, query, vars):
+            original(self, query, vars)
+            texts.append(bytes(self.query))
+
+        return convert
+
+    def exec_command(self, command, *args, **kwargs):  # a generator, as psycopg's own
+        texts.append(command.as_bytes(self) if hasattr(command, "as_bytes") else _as_bytes(command))
+        return (yield from original_command(self, command, *args, **kwargs))
+
+    for cls, original in originals.items():
+        cls.convert = converting(original)
+    BaseConnection._exec_command = exec_command
+    try:
+        yield texts
+    finally:
+        for cls, original in originals.items():
+            cls.convert = original
+        BaseConnection._exec_command = original_command
+
+
+def _as_bytes(command: object) -> bytes:
+    return command if isinstance(command, bytes) else str(command).encode()

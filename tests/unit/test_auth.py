@@ -53,6 +53,16 @@ def test_iam_and_none_modes_serve_the_request_as_it_comes(mode):
     assert authorized(request, mode) is request
 
 
+@pytest.mark.parametrize("mode", ["iam", "none"])
+def test_a_jwt_authorizer_is_obeyed_whatever_the_mode(mode):
+    with pytest.raises(Forbidden):
+        authorized(event(sub="u1", body={"user_id": "u2", "text": "Alice"}), mode)
+    with pytest.raises(Unauthorized):
+        authorized({"requestContext": {"authorizer": {"jwt": {"claims": {"iss": "x"}}}}}, mode)
+    served = authorized(event(sub="u1", body={"text": "Alice"}), mode)
+    assert json.loads(served["body"])["user_id"] == "u1"
+
+
 def test_jwt_mode_without_a_subject_is_401():
     with pytest.raises(Unauthorized) as refused:
         authorized(event(sub=None, body={"user_id": "u1", "text": "Alice"}), "jwt")

@@ -4,6 +4,9 @@ cold start on every log line of the invocation (observability/tracing.py)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 
 from gligabao.observability import tracing
 from gligabao.observability.logging import get_logger
@@ -49,9 +52,51 @@ def test_the_handlers_are_traced_by_the_powertools_tracer_without_their_response
         return handler
 
     monkeypatch.setattr(tracing.tracer, "capture_lambda_handler", capture)
-    tracing.instrumented(lambda event, context: {})
+    entry = tracing.instrumented(lambda event, context: {})
+    entry({}, Context())
+    entry({}, Context())
 
-    assert wrapped == [False]  # responses hold the users' data: never in a trace
+    assert wrapped == [False]  # once; responses hold the users' data: never in a trace
+
+
+def test_the_tracer_and_its_sdk_are_made_on_first_use_not_at_import():
+    """Building the Tracer imports the X-Ray SDK and its botocore patch: not a cold start's cost."""
+    code = """
+        import os, sys
+        os.environ.update(LAMBDA_TASK_ROOT="/var/task", AWS_LAMBDA_FUNCTION_NAME="gligabao-query")
+        from gligabao.observability import tracing
+        tracing.instrumented(lambda event, context: {"statusCode": 200})
+        before = "aws_xray_sdk" in sys.modules
+        tracing.container_tracer()
+        print(before, "aws_xray_sdk" in sys.modules, "aws_xray_sdk.ext.botocore.patch" in sys.modules)
+    """
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=True
+    ).stdout.split()
+
+    assert out == ["False", "True", "True"]
+
+
+def test_under_snapstart_the_tracer_is_made_before_the_snapshot():
+    code = """
+        import os, sys, types
+        os.environ.update(LAMBDA_TASK_ROOT="/var/task", AWS_LAMBDA_FUNCTION_NAME="gligabao-query")
+        hooks = []
+        runtime = types.ModuleType("snapshot_restore_py")
+        runtime.register_before_snapshot = hooks.append
+        sys.modules["snapshot_restore_py"] = runtime
+        from gligabao.observability import tracing
+        tracing.instrumented(lambda event, context: {"statusCode": 200})
+        before = "aws_xray_sdk" in sys.modules
+        for hook in hooks:
+            hook()
+        print(len(hooks), before, "aws_xray_sdk" in sys.modules)
+    """
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=True
+    ).stdout.split()
+
+    assert out == ["1", "False", "True"]
 
 
 def test_every_function_s_entry_is_instrumented():

@@ -1,7 +1,9 @@
 """Whose data a request may touch, under the API's authentication (`GB_AUTH_MODE`).
 
 * `iam` and `none`: the caller names the user (`user_id` in the JSON body or the query string);
-  nothing changes here.
+  nothing changes here, unless the event carries a JWT authorizer's claims: then the token is
+  checked as in jwt mode. A deploy that moved the API to jwt and left the functions on older
+  settings must not let any valid token name any user.
 * `jwt`: API Gateway validated the bearer token before the function ran and passed its claims in
   the event (`requestContext.authorizer.jwt.claims`); the user is the token's subject (`sub`). No
   subject is a 401. A request naming another user, in the body or the query string, is a 403
@@ -22,18 +24,25 @@ from gligabao.errors import Forbidden, Unauthorized
 USER_ID = "user_id"
 
 
+def _jwt_authorizer(event: dict) -> dict | None:
+    """What API Gateway's JWT authorizer passed in the event, or None when none ran."""
+    context = event.get("requestContext") or {}
+    jwt = (context.get("authorizer") or {}).get("jwt") if isinstance(context, dict) else None
+    return jwt if isinstance(jwt, dict) else None
+
+
 def token_subject(event: dict) -> str | None:
     """The subject of the token API Gateway's JWT authorizer validated, or None."""
-    context = event.get("requestContext") or {}
-    claims = ((context.get("authorizer") or {}).get("jwt") or {}).get("claims") or {}
-    subject = claims.get("sub")
+    claims = (_jwt_authorizer(event) or {}).get("claims") or {}
+    subject = claims.get("sub") if isinstance(claims, dict) else None
     return subject if isinstance(subject, str) and subject else None
 
 
 def authorized(event: dict, auth_mode: str) -> dict:
-    """The event to serve. In jwt mode: Unauthorized without a subject, Forbidden when it names
-    another user, else the event with the subject's user_id wherever it was left out."""
-    if auth_mode != "jwt":
+    """The event to serve. In jwt mode, or whenever a JWT authorizer ran (whatever the mode):
+    Unauthorized without a subject, Forbidden when it names another user, else the event with the
+    subject's user_id wherever it was left out."""
+    if auth_mode != "jwt" and _jwt_authorizer(event) is None:
         return event
     subject = token_subject(event)
     if subject is None:

@@ -30,9 +30,14 @@ def invocation(request: Request) -> Invocation:
     return Invocation(request.context.get(REQUEST_ID), request.context.get(DEADLINE))
 
 
+def invocation_deadline(context: object) -> float | None:
+    """The time.monotonic() instant the Lambda ends (locally: the local API's invocation timeout);
+    None without a Lambda context (a test's direct call)."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    return time.monotonic() + remaining() / 1000 if callable(remaining) else None
+
+
 def invocation_context(event: dict, context: object) -> dict:
     """What the handler appends to the resolver context before routing."""
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    deadline = time.monotonic() + remaining() / 1000 if callable(remaining) else None
     request_id = (event.get("requestContext") or {}).get("requestId")
-    return {REQUEST_ID: request_id, DEADLINE: deadline}
+    return {REQUEST_ID: request_id, DEADLINE: invocation_deadline(context)}

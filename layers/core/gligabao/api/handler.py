@@ -22,9 +22,10 @@ from gligabao.api.app import (
     text_body,
 )
 from gligabao.api.auth import authorized
-from gligabao.api.deps import invocation_context, memory
+from gligabao.api.deps import invocation_context, invocation_deadline, memory
 from gligabao.api.idempotency import once_per_idempotency_key
 from gligabao.api.routes import all_routers
+from gligabao.db.connection import statements_end_before
 from gligabao.errors import BadRequest, GbError, MethodNotAllowed, PayloadTooLarge
 from gligabao.limits import Limits
 from gligabao.observability.monitoring import RequestReport, reporting
@@ -73,11 +74,14 @@ def create_handler(
         resolve = once_per_idempotency_key(resolve, operation or "request")
 
     def handler(event: dict, context: Any) -> dict:
-        if operation is None:
-            return _configured_then_served(resolve, event, context, None)
-        report = RequestReport(operation, request_id=(event.get("requestContext") or {}).get("requestId"))
-        with reporting(report):
-            response = _configured_then_served(resolve, event, context, BODY_LIMITS[operation])
+        # Every transaction of the request cuts its statements before the invocation ends: a 503
+        # that releases its locks, instead of Lambda killing the invocation mid-transaction.
+        with statements_end_before(invocation_deadline(context)):
+            if operation is None:
+                return _configured_then_served(resolve, event, context, None)
+            report = RequestReport(operation, request_id=(event.get("requestContext") or {}).get("requestId"))
+            with reporting(report):
+                response = _configured_then_served(resolve, event, context, BODY_LIMITS[operation])
         report.emit(int(response.get("statusCode", 200)), _error_of(response))
         return response
 

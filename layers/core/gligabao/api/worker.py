@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from gligabao import bootstrap
+from gligabao.db.connection import statements_end_before
 from gligabao.errors import GbError, failure_reason
 from gligabao.memory import async_remember
 from gligabao.memory.async_remember import (
@@ -43,12 +44,13 @@ def create_worker():
         # A batch whose every record failed is reported like any other, not raised as an error
         # of the invocation: the backoff each failed record set stays in force.
         processor.raise_on_entire_batch_failure = False
-        return process_partial_response(
-            event=event,
-            record_handler=lambda record: run_record(deps, record, deadline),
-            processor=processor,
-            context=context,
-        )
+        with statements_end_before(deadline):  # a statement still running then is cut (db/connection.py)
+            return process_partial_response(
+                event=event,
+                record_handler=lambda record: run_record(deps, record, deadline),
+                processor=processor,
+                context=context,
+            )
 
     return instrumented(handler, http=False)
 

@@ -13,10 +13,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import psycopg
-from psycopg import sql
+from psycopg import errors, sql
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
@@ -29,8 +30,52 @@ CONNECT_TIMEOUT_SECONDS = 10
 TRUSTED_IDLE_SECONDS = 30.0
 
 
+# Kept between a statement cut by the invocation's deadline and the invocation's end: to roll back
+# (which releases the dataset's lock), record the failure and answer 503 before Lambda ends it.
+STATEMENT_DEADLINE_MARGIN_SECONDS = 1.0
+# The invocation's end (a time.monotonic() instant), set by the handler for its request
+# (`statements_end_before`); None: no deadline (tests, scripts), the server's statement_timeout.
+_statement_deadline: ContextVar[float | None] = ContextVar("gligabao_statement_deadline", default=None)
+
+
 class DatabaseUnavailable(GbError):
     status = 503
+
+
+class DatabaseTimeout(GbError):
+    """A statement would have run past the invocation's end: cut, its transaction rolled back."""
+
+    status = 503
+
+
+@contextmanager
+def statements_end_before(deadline: float | None) -> Iterator[None]:
+    """Inside, every transaction cuts its statements `STATEMENT_DEADLINE_MARGIN_SECONDS` before
+    `deadline` (a time.monotonic() instant: the Lambda's end), set in its first round trip."""
+    token = _statement_deadline.set(deadline)
+    try:
+        yield
+    finally:
+        _statement_deadline.reset(token)
+
+
+def statement_timeout_ms(now: float | None = None) -> int | None:
+    """The statement_timeout of a transaction beginning `now`: the time left before the deadline,
+    less the margin, in milliseconds (at least 1: 0 would turn the timeout off); None without a
+    deadline."""
+    deadline = _statement_deadline.get()
+    if deadline is None:
+        return None
+    left = deadline - (time.monotonic() if now is None else now) - STATEMENT_DEADLINE_MARGIN_SECONDS
+    return max(1, int(left * 1000))
+
+
+# The transaction's user and statement timeout (NULL: the server's), set for the transaction only.
+_SET_USER_AND_TIMEOUT = (
+    "SELECT set_config('gligabao.user_id', {user}, true),"
+    " set_config('statement_timeout', coalesce({timeout}::text, current_setting('statement_timeout')), true)"
+)
+_PIPELINED_SET_USER_AND_TIMEOUT = _SET_USER_AND_TIMEOUT.format(user="%(user)s", timeout="%(timeout)s")
 
 
 @dataclass(frozen=True)
@@ -132,6 +177,7 @@ class Database:
             yield UnitOfWork(conn, user_id, dataset_id)
         except BaseException as exc:
             self._finish(conn, b"ROLLBACK", exc)
+            _raise_timeout_of(exc)
             raise
         self._finish(conn, b"COMMIT", None)
         self._local.used_at = time.monotonic()
@@ -168,7 +214,9 @@ class Database:
         try:
             if begin:
                 conn.execute(b"BEGIN")
-                conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
+                conn.execute(
+                    _PIPELINED_SET_USER_AND_TIMEOUT, {"user": user_id, "timeout": statement_timeout_ms()}
+                )
             try:
                 yield UnitOfWork(conn, user_id, dataset_id, lambda: end(b"COMMIT", None))
             except BaseException as exc:
@@ -178,6 +226,7 @@ class Database:
         except BaseException as exc:
             # A statement that failed in the pipeline leaves the transaction aborted: rolled back here.
             self._finish(conn, b"ROLLBACK", exc)
+            _raise_timeout_of(exc)
             raise
         self._local.used_at = time.monotonic()
 
@@ -190,8 +239,14 @@ class Database:
         for attempt in range(2):
             conn = self.connection()
             try:
-                cursor = conn.execute(_begin_statement(user_id, dataset, lock_dataset))
+                cursor = conn.execute(
+                    _begin_statement(user_id, dataset, lock_dataset, statement_timeout_ms())
+                )
                 dataset_id = _dataset_id(cursor) if dataset is not None else None
+            except errors.QueryCanceled as exc:  # waited past the deadline (the dataset's lock)
+                self._finish(conn, b"ROLLBACK", exc)
+                _raise_timeout_of(exc)
+                raise
             except psycopg.OperationalError as exc:
                 self._local.conn = None
                 if attempt or not (conn.broken or conn.closed):
@@ -214,10 +269,21 @@ class Database:
             raise DatabaseUnavailable("database unavailable") from exc
 
 
-def _begin_statement(user_id: str, dataset: str | None, lock_dataset: bool = False) -> sql.Composed:
+def _raise_timeout_of(exc: BaseException) -> None:
+    """A statement cut by its timeout (the invocation's deadline) is a 503, not an internal error."""
+    if isinstance(exc, errors.QueryCanceled):
+        raise DatabaseTimeout("the database did not answer in time; try again") from exc
+
+
+def _begin_statement(
+    user_id: str, dataset: str | None, lock_dataset: bool = False, timeout_ms: int | None = None
+) -> sql.Composed:
     # Several statements in one message need the simple protocol, so the values are bound by
-    # psycopg's own literal quoting (never by string formatting).
-    begin = sql.SQL("BEGIN; SELECT set_config('gligabao.user_id', {}, true)").format(sql.Literal(user_id))
+    # psycopg's own literal quoting (never by string formatting). Since PostgreSQL 13 each
+    # statement of the message has the timeout the one before it set.
+    begin = sql.SQL("BEGIN; " + _SET_USER_AND_TIMEOUT).format(
+        user=sql.Literal(user_id), timeout=sql.Literal(timeout_ms)
+    )
     if dataset is None:
         return begin
     if lock_dataset:

@@ -30,7 +30,7 @@ Each part runs only when needed (one-time filters on uncorrelated sub-selects).
 
 from __future__ import annotations
 
-import itertools
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum
@@ -54,15 +54,44 @@ class KeywordSeeds:
 # the newest holders of a term: 0018), which row-level security would otherwise keep from the
 # indexes. Each lookup is a sub-select (cast: an array, not a set), so an InitPlan: called once
 # per statement whatever the plan (a function in a filter would be called on every row); each
-# condition is one array of ids, and the planner combines their primary-key lookups (BitmapOr)
-# instead of filtering the whole dataset.
-_NAMED = "(SELECT gb_entities_named((SELECT id FROM dataset), "
-_DESCRIBED = "e.id = ANY((SELECT gb_entities_described((SELECT id FROM dataset), "
-_RECENTLY_DESCRIBED = "e.id = ANY((SELECT gb_entities_recently_described((SELECT id FROM dataset), "
-_NAME_PREFIXED = "(SELECT gb_entities_name_prefixed((SELECT id FROM dataset), "
+# condition is one array of ids, looked up by primary key, instead of filtering the whole dataset.
+#
+# The terms travel as arrays (`%(terms)s`, and each term's grams flattened in `%(grams)s` with the
+# term's position in `%(gram_terms)s`): the statement's text is the same whatever the question, and
+# stays far below the 16 KB past which RDS Proxy pins a session to its database connection.
 
-# Arms of one OR of description-gram conditions at most; past it, a looser (still exact) OR is used.
+# Arms of the description-gram lookups (any two, any three terms) at most; past it, the pairs are
+# looked up instead of the triples (a looser, still exact, condition: the score filters it).
 MAX_DESCRIPTION_ARMS = 84
+
+# The question's terms, each with its position (from 1) and its grams.
+_TERMS = """
+        term AS MATERIALIZED (
+            SELECT t.i, t.term,
+                   ARRAY(SELECT g.gram FROM unnest(%(grams)s::text[], %(gram_terms)s::integer[]) AS g(gram, i)
+                         WHERE g.i = t.i) AS grams
+            FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(term, i)
+        ),"""
+
+# The seed's keyword score of `e` (`l.description`: its lowercased description).
+_SCORE = """(CASE WHEN strpos(%(question)s, e.normalized_name) > 0 THEN %(whole_name_score)s::integer ELSE 0 END
+                + (SELECT coalesce(sum(
+                       CASE WHEN strpos(e.normalized_name, t.term) > 0 THEN %(term_in_name_score)s::integer ELSE 0 END
+                       + CASE WHEN strpos(l.description, t.term) > 0
+                              THEN %(term_in_description_score)s::integer ELSE 0 END), 0)::integer
+                   FROM unnest(%(terms)s::text[]) AS t(term)))"""
+
+# The ids of the entities whose description holds the grams of any two (`_PAIRS`) or any three
+# (`_TRIPLES`) terms.
+_PAIRS = """(SELECT array_agg(x.id) FROM term AS a JOIN term AS b ON a.i < b.i
+                 CROSS JOIN LATERAL unnest(gb_entities_described((SELECT id FROM dataset), a.grams || b.grams)) AS x(id))"""
+_TRIPLES = """(SELECT array_agg(x.id) FROM term AS a JOIN term AS b ON a.i < b.i JOIN term AS c ON b.i < c.i
+                 CROSS JOIN LATERAL unnest(gb_entities_described((SELECT id FROM dataset), a.grams || b.grams || c.grams))
+                     AS x(id))"""
+# The `limit` most recently updated holders of each term (walked first where `walks` says so).
+_RECENT_SINGLES = """(SELECT array_agg(x.id) FROM term AS t JOIN walks AS w ON w.i = t.i
+                 CROSS JOIN LATERAL unnest(gb_entities_recently_described(
+                     (SELECT id FROM dataset), t.grams, %(limit)s::integer, t.term, w.walk)) AS x(id))"""
 
 
 def keyword_seeds(
@@ -109,62 +138,60 @@ def keyword_seeds(
         "limit": limit,
         "window": window,
         "walk_rows": walk_rows,
-        "terms": len(terms),
+        "terms": list(terms),
+        "grams": [gram for grams in term_grams for gram in grams],
+        "gram_terms": [i for i, grams in enumerate(term_grams, start=1) for _ in grams],
+        "term_count": len(terms),
         "whole_name_score": whole_name_score,
         "term_in_name_score": term_in_name_score,
         "term_in_description_score": term_in_description_score,
     }
-    named = [f"{_NAME_PREFIXED}%(prefixes)s::text[]))"]  # the gb_entities_name_prefix index
-    score = [
-        "CASE WHEN strpos(%(question)s, e.normalized_name) > 0 THEN %(whole_name_score)s::integer ELSE 0 END"
-    ]
-    for i, (term, grams) in enumerate(zip(terms, term_grams, strict=True)):
-        params[f"t{i}"], params[f"g{i}"] = term, grams
-        named.append(f"{_NAMED}%(g{i})s::text[]))")
-        score.append(
-            f"CASE WHEN strpos(e.normalized_name, %(t{i})s) > 0 THEN %(term_in_name_score)s::integer ELSE 0 END"
-        )
-        score.append(
-            f"CASE WHEN strpos(l.description, %(t{i})s) > 0"
-            " THEN %(term_in_description_score)s::integer ELSE 0 END"
-        )
-    score_sql = " + ".join(score)
-    pairs, triples = (_description_arms(len(terms), size) for size in (2, 3))
-    if len(triples) > MAX_DESCRIPTION_ARMS:
-        triples = pairs  # a superset: the exact score filters it
-    recent_singles = [
-        f"{_RECENTLY_DESCRIBED}%(g{i})s::text[], %(limit)s::integer, %(t{i})s::text,"
-        f" (SELECT walk{i} FROM walks)))::bigint[])"
-        for i in range(len(terms))
-    ]
-    holds = "".join(f", strpos(l.description, %(t{i})s) > 0 AS holds{i}" for i in range(len(terms)))
-    # Walk a term's newest holders when the window's share of them says the walk ends within
-    # half of `walk_rows`; 0: the gram index.
-    walks = ", ".join(
-        f"CASE WHEN 2 * %(limit)s::bigint * count(*) <= %(walk_rows)s::bigint * count(*) FILTER (WHERE holds{i})"
-        f" THEN %(walk_rows)s::integer ELSE 0 END AS walk{i}"
-        for i in range(len(terms))
-    )
+    if len(term_grams) != len(terms):
+        raise ValueError("one list of grams per term")
+    if not terms:
+        statement = _KEYWORD_SQL_WITHOUT_TERMS
+    elif math.comb(len(terms), 3) <= MAX_DESCRIPTION_ARMS:
+        statement = _KEYWORD_SQL_WITH_TRIPLES
+    else:
+        statement = _KEYWORD_SQL_WITH_PAIRS_FOR_TRIPLES
+    rows = conn.execute(statement, params).fetchall()
+    if not rows:
+        return KeywordSeeds(None, [], [])
+    seeds = [row for row in rows if row["id"] is not None]
+    return KeywordSeeds(rows[0]["dataset_id"], [row["id"] for row in seeds], [row["score"] for row in seeds])
+
+
+def _older_entities(holding: str, terms_needed: str) -> str:
+    """The entities whose description holds the terms of `holding`, scored, when that many terms
+    are needed (a one-time filter: the lookups run only then)."""
+    return f"""
+            SELECT e.id, e.updated_at, {_SCORE} AS score
+            FROM gb_entities AS e CROSS JOIN LATERAL (SELECT lower(e.description) AS description) AS l
+            WHERE e.dataset_id = (SELECT id FROM dataset) AND (SELECT terms FROM needed) {terms_needed}
+              AND e.id = ANY({holding}::bigint[])"""
+
+
+def _keyword_sql(three_terms: str) -> str:
     older = "\n            UNION ALL\n".join(
-        _older_entities(arms, condition, score_sql)
-        for arms, condition in ((recent_singles, "= 1"), (pairs, "IN (1, 2)"), (triples, ">= 3"))
-        if arms
+        _older_entities(holding, condition)
+        for holding, condition in ((_RECENT_SINGLES, "= 1"), (_PAIRS, "IN (1, 2)"), (three_terms, ">= 3"))
     )
-    rows = conn.execute(
-        f"""
+    return f"""
         WITH dataset AS MATERIALIZED (
             SELECT id
             FROM gb_datasets
             WHERE user_id = %(user_id)s AND name = %(dataset)s
-        ),
+        ),{_TERMS}
         named AS MATERIALIZED (
-            SELECT e.id, e.updated_at, {score_sql} AS score
+            SELECT e.id, e.updated_at, {_SCORE} AS score
             FROM gb_entities AS e CROSS JOIN LATERAL (SELECT lower(e.description) AS description) AS l
-            WHERE e.id IN (SELECT unnest({" || ".join(named)}))
+            WHERE e.id IN (SELECT unnest((SELECT gb_entities_name_prefixed((SELECT id FROM dataset), %(prefixes)s::text[])))
+                           UNION ALL
+                           SELECT unnest(gb_entities_named((SELECT id FROM dataset), t.grams)) FROM term AS t)
               AND e.dataset_id = (SELECT id FROM dataset)
         ),
         recent AS MATERIALIZED (
-            SELECT e.id, e.updated_at, {score_sql} AS score{holds}
+            SELECT e.id, e.updated_at, {_SCORE} AS score, l.description
             FROM (SELECT e.id, e.updated_at, e.normalized_name, e.description
                   FROM (SELECT entity_id FROM gb_entity_recency  -- the recency index, kept by triggers
                         WHERE dataset_id = (SELECT id FROM dataset)
@@ -200,13 +227,20 @@ def keyword_seeds(
             END AS terms
         ),
         walks AS MATERIALIZED (
-            SELECT {walks} FROM recent
+            -- per term: walk its newest holders when the window's share of them says the walk ends
+            -- within half of `walk_rows`; 0: the gram index
+            SELECT t.i,
+                   CASE WHEN 2 * %(limit)s::bigint * count(r.id)
+                             <= %(walk_rows)s::bigint * count(r.id) FILTER (WHERE strpos(r.description, t.term) > 0)
+                        THEN %(walk_rows)s::integer ELSE 0 END AS walk
+            FROM term AS t LEFT JOIN recent AS r ON true
+            GROUP BY t.i
         ),
         older AS MATERIALIZED (
             SELECT * FROM (
             {older}
             ) AS found
-            WHERE (SELECT terms FROM needed) BETWEEN 1 AND %(terms)s
+            WHERE (SELECT terms FROM needed) BETWEEN 1 AND %(term_count)s
         ),
         candidates AS (
             SELECT id, updated_at, score FROM near
@@ -221,15 +255,10 @@ def keyword_seeds(
             LIMIT %(limit)s
         ) AS s ON true
         """
-        if older
-        else _KEYWORD_SQL_WITHOUT_TERMS.format(named=" || ".join(named), score=score_sql),
-        params,
-    ).fetchall()
-    if not rows:
-        return KeywordSeeds(None, [], [])
-    seeds = [row for row in rows if row["id"] is not None]
-    return KeywordSeeds(rows[0]["dataset_id"], [row["id"] for row in seeds], [row["score"] for row in seeds])
 
+
+_KEYWORD_SQL_WITH_TRIPLES = _keyword_sql(_TRIPLES)
+_KEYWORD_SQL_WITH_PAIRS_FOR_TRIPLES = _keyword_sql(_PAIRS)
 
 # Without terms, only a name inside the question scores (`whole_name_score`).
 _KEYWORD_SQL_WITHOUT_TERMS = """
@@ -241,31 +270,15 @@ _KEYWORD_SQL_WITHOUT_TERMS = """
     SELECT d.id AS dataset_id, s.id, s.score
     FROM dataset AS d
     LEFT JOIN LATERAL (
-        SELECT e.id, {score} AS score
+        SELECT e.id, %(whole_name_score)s::integer AS score
         FROM gb_entities AS e
-        WHERE e.id IN (SELECT unnest({named})) AND e.dataset_id = (SELECT id FROM dataset)
+        WHERE e.id IN (SELECT unnest((SELECT gb_entities_name_prefixed((SELECT id FROM dataset), %(prefixes)s::text[]))))
+          AND e.dataset_id = (SELECT id FROM dataset)
           AND strpos(%(question)s, e.normalized_name) > 0 AND %(whole_name_score)s::integer > 0
         ORDER BY e.updated_at DESC, e.id DESC
         LIMIT %(limit)s
     ) AS s ON true
 """
-
-
-def _description_arms(term_count: int, size: int) -> list[str]:
-    """Conditions for "the description holds these `size` terms", one per combination of terms."""
-    return [
-        _DESCRIBED + " || ".join(f"%(g{i})s::text[]" for i in combination) + "))::bigint[])"
-        for combination in itertools.combinations(range(term_count), size)
-    ]
-
-
-def _older_entities(arms: list[str], terms_needed: str, score_sql: str) -> str:
-    """The entities whose description holds `arms`, scored, when that many terms are needed."""
-    return f"""
-            SELECT e.id, e.updated_at, {score_sql} AS score
-            FROM gb_entities AS e CROSS JOIN LATERAL (SELECT lower(e.description) AS description) AS l
-            WHERE e.dataset_id = (SELECT id FROM dataset) AND (SELECT terms FROM needed) {terms_needed}
-              AND ({" OR ".join(arms)})"""
 
 
 @dataclass(frozen=True)
