@@ -54,6 +54,9 @@ ENVIRONMENT = {
     "GB_API_TOKEN": "mcp_api_token",
     "GB_USER_ID": "mcp_user_id",
     "GB_DATASET": "mcp_dataset",
+    "GB_MCP_TOKEN": "mcp_http_token",
+    "GB_MCP_ALLOWED_HOSTS": "mcp_allowed_hosts",
+    "GB_MCP_ALLOWED_ORIGINS": "mcp_allowed_origins",
     # OpenAI-compatible LLMs (GB_LLM_PROVIDER=openai) and the price table of every model.
     "GB_LLM_STRUCTURED_OUTPUT": "llm_structured_output",
     "GB_MODEL_PRICES": "model_prices",
@@ -125,6 +128,12 @@ class Settings(BaseModel):
     mcp_api_token: SecretStr | None = None
     mcp_user_id: str | None = None
     mcp_dataset: str | None = None
+    # Its streamable HTTP (`--http`): the bearer token every MCP client must send (required when it
+    # listens beyond loopback), and the Host and Origin values it accepts beyond its own
+    # (comma-separated; for a published container port, a LAN name, a proxy).
+    mcp_http_token: SecretStr | None = None
+    mcp_allowed_hosts: str | None = None
+    mcp_allowed_origins: str | None = None
 
     # OpenAI-compatible LLMs: with llm_provider "openai", every LLM stage goes through Chat
     # Completions at openai_base_url with openai_api_key (OpenAI, Ollama, vLLM...), llm_model naming

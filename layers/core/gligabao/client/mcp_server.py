@@ -10,7 +10,7 @@ reads. Tool results are short texts written for a model: what was stored or foun
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio.to_thread
@@ -24,6 +24,7 @@ from gligabao.api.query_models import QueryResponse
 from gligabao.api.readback_models import SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, RememberResponse
 from gligabao.client.errors import ApiError, GligabaoError, NotFoundError
+from gligabao.client.mcp_http import RequireBearerToken, require_token_off_loopback, transport_security
 from gligabao.client.memory import Memory
 
 SERVER_NAME = "gligabao"
@@ -340,10 +341,29 @@ def session_text(page: SessionReadback) -> str:
     return "\n".join(lines)
 
 
-def serve(memory: Memory, *, http: bool = False, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve over stdio (what desktop clients launch), or streamable HTTP at http://host:port/mcp."""
-    server = build_server(memory)
-    if http:
-        server.run("streamable-http", host=host, port=port)
-    else:
-        server.run("stdio")
+def serve(memory: Memory) -> None:
+    """Serve over stdio (what desktop clients launch)."""
+    build_server(memory).run("stdio")
+
+
+def serve_http(
+    memory: Memory,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str | None = None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+) -> None:
+    """Serve streamable HTTP at http://host:port/mcp: DNS-rebinding protection always on, and
+    `token` required of every request when given (it must be, off loopback: mcp_http)."""
+    import uvicorn
+
+    require_token_off_loopback(host, token)
+    app = build_server(memory).streamable_http_app(
+        transport_security=transport_security(
+            host, port, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
+        ),
+        host=host,
+    )
+    uvicorn.run(RequireBearerToken(app, token) if token else app, host=host, port=port, log_level="warning")

@@ -93,26 +93,67 @@ def _add_mcp_parser(commands) -> None:
     )
     mcp.add_argument("--dataset", default=None, help="the default dataset (GB_DATASET; default main)")
     mcp.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp, not stdio")
-    mcp.add_argument("--host", default="127.0.0.1", help="with --http")
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http; any address but a loopback one needs the clients' bearer token in GB_MCP_TOKEN",
+    )
     mcp.add_argument("--port", type=int, default=8000, help="with --http")
+    mcp.add_argument(
+        "--allow-host",
+        action="append",
+        default=None,
+        metavar="HOST[:PORT]",
+        help="with --http: a Host header to accept beyond 127.0.0.1, localhost and [::1] with --port and "
+        "the --host address (a published container port, a LAN name); repeatable "
+        "(GB_MCP_ALLOWED_HOSTS, comma-separated)",
+    )
+    mcp.add_argument(
+        "--allow-origin",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="with --http: a browser Origin to accept beyond the allowed hosts' own (an MCP inspector's "
+        "page); repeatable (GB_MCP_ALLOWED_ORIGINS, comma-separated)",
+    )
 
 
 def _mcp(args) -> int:
     from gligabao.client.options import OptionError
-    from gligabao.settings import InvalidConfiguration
+    from gligabao.settings import InvalidConfiguration, Settings
 
     try:
+        env = Settings.from_env()
         memory = client_options(args).memory()
     except (InvalidConfiguration, OptionError) as error:
         print(f"gligabao mcp: {error}", file=sys.stderr)
         return 2
     try:
-        from gligabao.client.mcp_server import serve
+        from gligabao.client.mcp_http import ExposedWithoutToken
+        from gligabao.client.mcp_server import serve, serve_http
     except ImportError as error:
         print(f"gligabao mcp needs the mcp extra (pip install 'gligabao[mcp]'): {error}", file=sys.stderr)
         return 2
-    serve(memory, http=args.http, host=args.host, port=args.port)
+    if not args.http:
+        serve(memory)
+        return 0
+    try:
+        serve_http(
+            memory,
+            host=args.host,
+            port=args.port,
+            token=env.mcp_http_token.get_secret_value() if env.mcp_http_token else None,
+            allowed_hosts=args.allow_host or _comma_list(env.mcp_allowed_hosts),
+            allowed_origins=args.allow_origin or _comma_list(env.mcp_allowed_origins),
+        )
+    except ExposedWithoutToken as error:
+        print(f"gligabao mcp: {error}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _comma_list(text: str | None) -> list[str]:
+    return [item.strip() for item in (text or "").split(",") if item.strip()]
 
 
 def _migrate(args) -> int:
