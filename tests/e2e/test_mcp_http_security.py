@@ -171,6 +171,19 @@ def test_a_page_of_another_origin_is_refused(open_mcp, upstream):
     assert upstream.requests == []
 
 
+def test_a_host_and_an_origin_the_operator_allows_are_accepted(fake_api, upstream):
+    allowed = {
+        "GB_MCP_ALLOWED_HOSTS": "mcp.lan:9000, localhost:9001",
+        "GB_MCP_ALLOWED_ORIGINS": "http://localhost:6274",
+    }
+    with running_mcp(fake_api.url, OPEN_HOST, **allowed) as url:
+        published = post(url, INITIALIZE, host="localhost:9001", origin="http://localhost:6274")
+        lan = post(url, INITIALIZE, host="mcp.lan:9000", origin="https://mcp.lan:9000")
+        other = post(url, INITIALIZE, host="mcp.lan:9001")
+
+    assert (published.status_code, lan.status_code, other.status_code) == (200, 200, 421)
+
+
 def test_with_a_token_set_a_request_without_it_gets_a_401_and_reaches_nothing(guarded_mcp, upstream):
     bearer = f"Bearer {TOKEN}"
     opened = post(guarded_mcp, INITIALIZE, authorization=bearer)

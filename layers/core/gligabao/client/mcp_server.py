@@ -5,6 +5,9 @@ official `mcp` SDK (the `[mcp]` extra) and calling the API through `gligabao.cli
 The user (and the default dataset) are the command's: the model never chooses whose memory it
 reads. Tool results are short texts written for a model: what was stored or found, with the ids
 `forget` takes. An API error is a tool error carrying the API's status and text.
+
+Served over stdio, or over streamable HTTP guarded as `gligabao.client.mcp_http` says (DNS-rebinding
+protection always; the bearer token of GB_MCP_TOKEN, required off loopback).
 """
 
 from __future__ import annotations
@@ -359,6 +362,7 @@ def serve_http(
     `token` required of every request when given (it must be, off loopback: mcp_http)."""
     import uvicorn
 
+    token = (token or "").strip() or None  # a variable read from a file may end in a newline
     require_token_off_loopback(host, token)
     app = build_server(memory).streamable_http_app(
         transport_security=transport_security(
