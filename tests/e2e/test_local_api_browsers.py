@@ -4,11 +4,15 @@ deleted; curl, the Python client and the explorer's proxy, which send no Origin,
 
 import json
 import socket
+import threading
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import count_rows
+from conftest import ROOT, count_rows
+from http_client import LocalApiClient
 from remember_helpers import remember
+
+from gligabao.local.server import make_server
 
 ALICE = b'{"user_id": "u1", "text": "Alice works at Acme."}'
 
@@ -153,3 +157,21 @@ def test_curl_s_requests_are_served(api, db):
     )
 
     assert status == 200 and body["status"] == "ok"
+
+
+def test_a_host_allowed_by_the_command_is_served(db):
+    """`gligabao serve --host 0.0.0.0 --allowed-host gb.lan`: the name the others reach it by."""
+    server = make_server(ROOT / "template.yaml", "127.0.0.1", 0, quiet=True, allowed_hosts=["gb.lan"])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    api = LocalApiClient(f"http://127.0.0.1:{server.server_address[1]}")
+    try:
+        allowed = raw_request(api, "GET", "/v1/gb/datasets?user_id=u1", {"Host": "gb.lan:7878"})
+        other = raw_request(api, "GET", "/v1/gb/datasets?user_id=u1", {"Host": "gb.lan.attacker.example"})
+        page = raw_request(
+            api, "GET", "/v1/gb/datasets?user_id=u1", {"Host": "gb.lan", "Origin": "http://gb.lan"}
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert (allowed, other[0], page[0]) == ((200, {"datasets": []}), 403, 200)
