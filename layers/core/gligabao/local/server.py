@@ -1,5 +1,7 @@
 """The local API: each HTTP request becomes an API Gateway HTTP API (payload 2.0) event for
-the same handler the Lambda runs, chosen by the routes of template.yaml."""
+the same handler the Lambda runs, chosen by the routes of template.yaml. A request a web page
+could have made (another site's, or a DNS name rebound to this machine) is refused before that
+(browser_guard.py)."""
 
 from __future__ import annotations
 
