@@ -280,7 +280,7 @@ def call_handler(
     handler,
     body: dict | None = None,
     *,
-    raw: str | None = None,
+    raw: str | bytes | None = None,
     headers: dict[str, str] | None = None,
     path: str = "/v1/gb/remember",
 ) -> HandlerReply:
@@ -290,7 +290,7 @@ def call_handler(
     from gligabao.local.server import build_event
 
     route = SimpleNamespace(path=path, method="ANY")
-    payload = raw.encode() if raw is not None else json.dumps(body).encode()
+    payload = raw.encode() if isinstance(raw, str) else raw if raw is not None else json.dumps(body).encode()
     headers = {"content-type": "application/json", **(headers or {})}
     event = build_event(route, {}, "POST", path, "", headers, payload, "127.0.0.1")
     result = handler(event, None)

@@ -54,7 +54,8 @@ def exchange(port: int, data: bytes, *, wait: float = 10.0) -> tuple[int, dict[s
 
 
 def post(headers: bytes, body: bytes = b"") -> bytes:
-    return b"POST /v1/gb/remember HTTP/1.1\r\nHost: local\r\n" + headers + b"\r\n" + body
+    head = b"POST /v1/gb/remember HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    return head + headers + b"\r\n" + body
 
 
 FRAMING = [
@@ -82,7 +83,7 @@ FRAMING = [
     ("an HTTP/0.9 request line", b"GET /v1/gb/health\r\n", 400, "malformed request line"),
     ("an unreadable HTTP version", b"GET /v1/gb/health HTTP/one\r\n\r\n", 400, "malformed request line"),
     ("HTTP/2.0 in the request line", b"GET /v1/gb/health HTTP/2.0\r\n\r\n", 505, "HTTP version not supported"),
-    ("a method that is not an HTTP token", b"GE(T /v1/gb/health HTTP/1.1\r\nHost: local\r\n\r\n", 400,
+    ("a method that is not an HTTP token", b"GE(T /v1/gb/health HTTP/1.1\r\nHost: localhost\r\n\r\n", 400,
      "malformed request line"),
 ]  # fmt: skip
 
@@ -108,7 +109,7 @@ def test_a_body_shorter_than_its_content_length_is_a_408_after_the_read_timeout(
 
 
 def test_headers_that_stop_arriving_are_a_408_after_the_read_timeout(server_port):
-    status, _, body, seconds = exchange(server_port, b"GET /v1/gb/health HTTP/1.1\r\nHost: local\r\n")
+    status, _, body, seconds = exchange(server_port, b"GET /v1/gb/health HTTP/1.1\r\nHost: localhost\r\n")
 
     assert status == 408 and json.loads(body) == {"error": "the request did not arrive in time"}
     assert READ_TIMEOUT <= seconds < READ_TIMEOUT + 2
@@ -169,7 +170,9 @@ def test_a_chunked_body_is_read(server_port):
 def test_a_kept_alive_connection_serves_the_next_request_after_a_well_framed_one(server_port):
     request = post(b"Content-Length: %d\r\n" % len(BODY), BODY)
     with socket.create_connection(("127.0.0.1", server_port), timeout=10) as conn:
-        conn.sendall(request + request.replace(b"Host: local\r\n", b"Host: local\r\nConnection: close\r\n"))
+        conn.sendall(
+            request + request.replace(b"Host: localhost\r\n", b"Host: localhost\r\nConnection: close\r\n")
+        )
         received = b""
         while chunk := conn.recv(65536):
             received += chunk
@@ -190,7 +193,7 @@ def test_a_kept_alive_connection_serves_the_next_request_after_a_well_framed_one
 def test_any_method_a_path_is_not_served_with_is_a_405_listing_the_allowed_ones(
     server_port, method, path, allowed
 ):
-    request = f"{method} {path} HTTP/1.1\r\nHost: local\r\nConnection: close\r\n\r\n".encode()
+    request = f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode()
 
     status, headers, body, _ = exchange(server_port, request)
 

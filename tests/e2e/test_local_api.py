@@ -98,15 +98,3 @@ def test_the_access_log_prints_the_path_without_the_query_string(capsys):
     access = [json.loads(line) for line in logged.out.splitlines() if '"GET /v1/gb/nowhere 404"' in line]
     assert access and access[0]["path"] == "/v1/gb/nowhere" and access[0]["status"] == 404
     assert "sk-ant" not in logged.out + logged.err
-
-
-def test_a_json_body_sent_as_a_form_is_read_as_json(api, fake_anthropic, fake_openai):
-    # `curl -d '{...}'` sends application/x-www-form-urlencoded
-    reply = api.post(
-        "/v1/gb/query",
-        {"user_id": "u1", "query": "Where does Alice work?"},
-        headers={"content-type": "application/x-www-form-urlencoded"},
-    )
-
-    assert reply.status == 404  # read as JSON: the user has no dataset, not "user_id is required"
-    assert reply.json == {"error": "dataset 'main' not found"}

@@ -43,6 +43,8 @@ ENVIRONMENT = {
     "GB_JWT_ISSUER": "jwt_issuer",
     "GB_JWT_AUDIENCE": "jwt_audience",
     "GB_JWKS": "jwks",
+    # The local servers (`gligabao serve`, `gligabao explore`): host names they answer to.
+    "GB_ALLOWED_HOSTS": "allowed_hosts",
     # Row-level security: the service connects as its own role, the migrations as the admin.
     "GB_MIGRATION_DATABASE_URL": "migration_database_url",
     "GB_DB_APP_SECRET_ARN": "db_app_secret_arn",
@@ -107,6 +109,12 @@ class Settings(BaseModel):
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     jwks: str | None = None
+
+    # The local API and the explorer answer only requests whose Host (and Origin, if any) names
+    # this machine: localhost, 127.0.0.0/8, [::1], the address they listen on. Listening on a
+    # wildcard address (0.0.0.0, ::), list here the names others reach them by, comma-separated
+    # (local/browser_guard.py; --allowed-host adds to it).
+    allowed_hosts: str | None = None
 
     # Row-level security. database_url (or, on Lambda, the proxy with db_app_secret_arn's
     # credentials, user gligabao_app) is the service's connection, subject to the policies; the

@@ -6,7 +6,12 @@ import argparse
 import sys
 
 from gligabao.limits import EXPLORER_DEFAULT_PORT
-from gligabao.local.api_options import add_api_arguments, client_options
+from gligabao.local.api_options import (
+    add_allowed_host_argument,
+    add_api_arguments,
+    allowed_hosts,
+    client_options,
+)
 
 
 def add_explore_command(commands) -> None:
@@ -17,6 +22,7 @@ def add_explore_command(commands) -> None:
     add_api_arguments(explore, api_default="http://127.0.0.1:7878, `make serve`")
     explore.add_argument("--port", type=int, default=EXPLORER_DEFAULT_PORT, help="the explorer's port")
     explore.add_argument("--host", default="127.0.0.1", help="the explorer's address (keep it local)")
+    add_allowed_host_argument(explore)
     explore.add_argument("--region", default=None, help="with iam: the API's region (default the URL's)")
 
 
@@ -24,17 +30,18 @@ def explore(args: argparse.Namespace) -> int:
     from gligabao.client.memory import LOCAL_API_URL
     from gligabao.explore.auth import AuthUnavailable, described, proxy_auth
     from gligabao.explore.server import make_server
-    from gligabao.settings import InvalidConfiguration
+    from gligabao.settings import InvalidConfiguration, Settings
 
     try:
         options = client_options(args, region=args.region)
         api_url = options.api or LOCAL_API_URL
         auth = proxy_auth(api_url, options.auth, options.token, options.region)
+        hosts = allowed_hosts(args, Settings.from_env())
     except (InvalidConfiguration, AuthUnavailable) as error:
         print(f"gligabao explore: {error}", file=sys.stderr)
         return 2
     try:
-        server = make_server(api_url, args.host, args.port, auth)
+        server = make_server(api_url, args.host, args.port, auth, hosts)
     except OSError as error:
         print(f"gligabao explore: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 2

@@ -1,5 +1,6 @@
 """The options of the commands that call the API as a client (`gligabao mcp`, `gligabao explore`):
-the API's URL and authentication, from the command line, else from the environment."""
+the API's URL and authentication, from the command line, else from the environment; and the host
+names the local servers (`gligabao serve`, `gligabao explore`) answer to."""
 
 from __future__ import annotations
 
@@ -15,6 +16,25 @@ def add_api_arguments(parser: argparse.ArgumentParser, *, api_default: str) -> N
     """--api and --auth, their defaults said in the help."""
     parser.add_argument("--api", default=None, help=f"the API's URL (GB_API_URL; default {api_default})")
     parser.add_argument("--auth", choices=["iam", "jwt", "none"], default=None, help=AUTH_HELP)
+
+
+def add_allowed_host_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a host name this server answers to besides localhost, 127.0.0.1, [::1] and --host "
+        "(repeatable; GB_ALLOWED_HOSTS, comma-separated): needed with --host 0.0.0.0 or ::, "
+        "requests for any other Host are refused (DNS rebinding)",
+    )
+
+
+def allowed_hosts(args: argparse.Namespace, settings) -> list[str]:
+    """The host names a local server answers to besides this machine's: GB_ALLOWED_HOSTS, then
+    each --allowed-host."""
+    from gligabao.local.browser_guard import allowed_hosts as listed
+
+    return listed(settings.allowed_hosts) + list(args.allowed_host or [])
 
 
 def client_options(args: argparse.Namespace, **more):

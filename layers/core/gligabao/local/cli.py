@@ -8,7 +8,12 @@ import json
 import sys
 from pathlib import Path
 
-from gligabao.local.api_options import add_api_arguments, client_options
+from gligabao.local.api_options import (
+    add_allowed_host_argument,
+    add_api_arguments,
+    allowed_hosts,
+    client_options,
+)
 from gligabao.local.containers import DEFAULT_WORKERS
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
@@ -28,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         "serve", help="run the local API on the embedded PostgreSQL (or DATABASE_URL, the service's role)"
     )
     serve.add_argument("--host", default="127.0.0.1")
+    add_allowed_host_argument(serve)
     serve.add_argument("--port", type=int, default=7878)
     serve.add_argument("--template", type=Path, default=None, help="the SAM template with the routes")
     serve.add_argument(
@@ -190,7 +196,14 @@ def _serve(args) -> int:
             return 2
     apply_schema()  # as the owner; the API then connects as gligabao_app, held by row-level security
     containers, _ = serve_containers(deps, template, args.workers)
-    server = make_server(template, args.host, args.port, authorizer=authorizer, containers=containers)
+    server = make_server(
+        template,
+        args.host,
+        args.port,
+        authorizer=authorizer,
+        containers=containers,
+        allowed_hosts=allowed_hosts(args, deps.settings),
+    )
     host, port = server.server_address[:2]
     workers = f"{args.workers} worker processes per function" if args.workers else "in-process"
     print(

@@ -1,5 +1,7 @@
 """The local API: each HTTP request becomes an API Gateway HTTP API (payload 2.0) event for
-the same handler the Lambda runs, chosen by the routes of template.yaml."""
+the same handler the Lambda runs, chosen by the routes of template.yaml. A request a web page
+could have made (another site's, or a DNS name rebound to this machine) is refused before that
+(browser_guard.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +24,7 @@ from gligabao.limits import (
     LOCAL_API_MAX_HEAD_BYTES,
     LOCAL_API_READ_TIMEOUT_SECONDS,
 )
+from gligabao.local.browser_guard import LocalHosts, refusal
 from gligabao.local.containers import (
     Containers,
     FunctionCode,
@@ -201,6 +204,7 @@ class Refused(Exception):
 
 class _RequestHandler(BaseHTTPRequestHandler):
     api: LocalApi
+    hosts: LocalHosts
     protocol_version = "HTTP/1.1"
     default_request_version = "HTTP/1.0"  # an error about the request line still gets a status line
     disable_nagle_algorithm = True  # small JSON replies would otherwise wait ~40 ms for an ACK
@@ -254,6 +258,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
             body = self._read_body()
         except Refused as refused:
             self._refuse(refused)
+            return
+        # After the body is read (the connection stays in step), before any function runs.
+        refused = refusal(self.headers, self.hosts, has_body=bool(body), json_only=True)
+        if refused is not None:
+            self._refuse(Refused(refused.status, refused.message))
             return
         try:
             status, headers, raw = self.api.invoke(
@@ -380,10 +389,18 @@ def make_server(
     authorizer: Authorizer | None = None,
     read_timeout: float = LOCAL_API_READ_TIMEOUT_SECONDS,
     containers: Containers | None = None,
+    allowed_hosts: Iterable[str] = (),
 ) -> ThreadingHTTPServer:
-    """The local API; `containers`: where the handlers run (default: one thread of this process)."""
+    """The local API; `containers`: where the handlers run (default: one thread of this process);
+    `allowed_hosts`: names it answers to besides this machine's loopback ones and `host`
+    (browser_guard.py)."""
     api = LocalApi(template, authorizer, containers)
-    handler_class = type("Handler", (_RequestHandler,), {"api": api, "quiet": quiet, "timeout": read_timeout})
+    hosts = LocalHosts.of(host, allowed_hosts)
+    handler_class = type(
+        "Handler",
+        (_RequestHandler,),
+        {"api": api, "hosts": hosts, "quiet": quiet, "timeout": read_timeout},
+    )
     server_class = type(
         "LocalApiServer",
         (ThreadingHTTPServer,),
