@@ -59,7 +59,9 @@ class Attempts:
 
 
 def run(send, *, policy=POLICY, deadline=None):
-    return call_with_retries(send, policy=policy, deadline=deadline, failure_of=failure_of, what="test call")
+    return call_with_retries(
+        send, policy=policy, deadline=deadline, failure_of=failure_of, what="test call", secrets=()
+    )
 
 
 def test_the_defaults_are_three_attempts_and_two_seconds_kept_before_the_deadline():
