@@ -111,3 +111,26 @@ def test_an_embeddings_error_of_a_remember_leaves_the_key_nowhere(api, db, provi
     reply = api.post("/v1/gb/remember", TEXT)
 
     assert_no_key_anywhere(reply, db, capfd, caplog, fake_openai, OPENAI_KEY)
+
+
+def test_an_asynchronous_remember_failed_by_such_an_error_keeps_the_key_out_of_its_artifact(
+    api, db, providers, capfd, caplog, sqs_jobs
+):
+    from job_helpers import artifact_status, pump
+
+    fake_anthropic, _ = providers
+    fake_anthropic.queue(Reply.error(401), times=20)  # every attempt of every delivery
+
+    accepted = api.post("/v1/gb/remember", {**TEXT, "async": True})
+    pump(sqs_jobs)
+
+    artifact_id = accepted.json["artifact_id"]
+    status, error = artifact_status(db, artifact_id)
+    assert status == "failed" and "LLM call of stage extract failed" in error
+    shown = api.get(f"/v1/gb/artifacts/{artifact_id}?user_id=u1")
+    for key in KEYS:
+        assert key not in error
+        assert key not in shown.raw.decode()
+        assert key not in rows_of_every_table(db)
+        assert key not in logged(capfd, caplog)
+    assert key_sent(fake_anthropic.requests[-1].headers) == ANTHROPIC_KEY
