@@ -132,8 +132,9 @@ def call_with_retries(
     `time.monotonic()` instant); a ProviderError "<what> failed: <reason>" when it cannot.
 
     `failure_of` turns what `send` raised into a Failure; `what` names the call ("LLM call of
-    stage extract"); `secrets` are the keys the call is made with, never told. A ProviderError raised by `send` itself (a reply that is not what the
-    protocol promises) is final: the provider answered, and billed it.
+    stage extract"); `secrets`, the keys the call is made with, are never told. A ProviderError
+    raised by `send` itself (a reply that is not what the protocol promises) is final: the
+    provider answered, and billed it.
     """
     attempts = 0
     while True:
