@@ -54,6 +54,7 @@ def test_remember_and_query_run_every_llm_stage_through_chat_completions(api, db
 
 def test_a_stage_s_model_is_chosen_per_request_as_with_anthropic(api, db, local_models):
     _, fake_openai = local_models
+    reconfigure(allowed_models=f"{MODEL},qwen2.5:14b")
 
     remember(api, "Alice works at Acme.", models={"extract": "qwen2.5:14b"})
 

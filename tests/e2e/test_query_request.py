@@ -6,6 +6,7 @@ import re
 
 import psycopg
 import pytest
+from conftest import reconfigure
 from fakes.anthropic_server import Reply, prompt_text
 from query_helpers import alice_works_at_acme, ask, reply_citing
 
@@ -113,6 +114,7 @@ def test_body_over_64_kib_is_413(api, db, providers):
 
 def test_reasoning_as_a_string_is_the_level_of_the_query_stage(api, db, providers):
     alice_works_at_acme(db)
+    reconfigure(max_reasoning="low")
     fake_anthropic, _ = providers
 
     assert ask(api, reasoning="LOW").status == 200
@@ -123,6 +125,7 @@ def test_reasoning_as_a_string_is_the_level_of_the_query_stage(api, db, provider
 
 def test_reasoning_per_stage_and_a_stage_left_out_runs_with_none(api, db, providers):
     alice_works_at_acme(db)
+    reconfigure(max_reasoning="high")
     fake_anthropic, _ = providers
 
     assert ask(api, reasoning={"detect_geo": "high"}).status == 200
@@ -153,6 +156,7 @@ def test_reasoning_with_an_unknown_level_stage_or_shape_is_400(api, db, provider
 
 def test_models_picks_the_model_of_the_query_stage(api, db, providers):
     alice_works_at_acme(db)
+    reconfigure(allowed_models="claude-haiku-5-5,claude-sonnet-4-6")
     fake_anthropic, _ = providers
 
     assert ask(api, models={"query": "claude-sonnet-4-6"}).status == 200

@@ -57,6 +57,7 @@ def test_each_image_type_is_remembered_as_an_image_artifact_with_its_row(api, db
 
 def test_the_vision_call_is_one_inference_of_stage_image_and_the_caption_reaches_the_prompt(api, db, models):
     fake_anthropic, _ = models
+    reconfigure(max_reasoning="low")
 
     reply = post(api, image_body(image_file(), caption="  Bob lives in Paris.  ", reasoning="low"))
 

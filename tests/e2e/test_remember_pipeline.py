@@ -3,7 +3,7 @@ the model calls, inferences and the monitoring event."""
 
 from __future__ import annotations
 
-from conftest import count_rows
+from conftest import count_rows, reconfigure
 from remember_helpers import remember, stages_called, use_rule_based_model
 
 REFERENCE_TIME = "2025-01-31T09:00:00Z"
@@ -209,6 +209,7 @@ def test_extraction_prompt_gives_the_text_reference_time_current_time_and_the_ru
 
 def test_reasoning_and_models_reach_the_extract_call(api, db, models):
     fake_anthropic, _ = models
+    reconfigure(allowed_models="claude-sonnet-4-6", max_reasoning="low")
 
     remember(api, "Alice works at Acme.", reasoning="low", models={"extract": "claude-sonnet-4-6"})
 

@@ -103,6 +103,7 @@ def test_each_query_stage_reports_what_it_produced_and_the_times_that_can_be_mea
 
 def test_every_model_call_of_a_query_is_an_agent_step_with_its_model_level_tokens_and_cost(api, eval_models):
     remember(api, "Alice works at Acme.")
+    reconfigure(max_reasoning="low")
 
     trajectory = query(api, eval=True, reasoning={"query": "low"}).json["trajectory"]
 

@@ -8,6 +8,7 @@ installed `responder(body)`, else a default `{}`. A reply is a `Reply`, a dict
     fake_anthropic.queue("Sure! ```json\\n{...}\\n```")          # raw text
     fake_anthropic.queue(Reply(text='{"a": ', stop_reason="max_tokens"))
     fake_anthropic.queue(Reply.error(500), times=3)              # every attempt fails
+    fake_anthropic.echo_key_in_errors = True                     # errors quote the key received
     fake_anthropic.responder = lambda body: {"answer": prompt_of(body)}
 
 Faults of the transport (a reset, a hang, a cut body, a trickle) and raw bodies are injected ahead
@@ -74,6 +75,9 @@ class FakeAnthropic(FakeServer):
         super().__init__()
         self.replies: deque[Reply] = deque()
         self.responder: Responder | None = None
+        # As a careless provider or proxy might: every error quotes the key the request carried, in
+        # its message ("Incorrect API key provided: ..."), its error type and its request id.
+        self.echo_key_in_errors = False
         self._ids = itertools.count(1)
 
     def reset(self) -> None:
@@ -81,6 +85,7 @@ class FakeAnthropic(FakeServer):
         with self.lock:
             self.replies.clear()
             self.responder = None
+            self.echo_key_in_errors = False
 
     def queue(self, *replies: Reply | dict | str, times: int = 1) -> None:
         with self.lock:
@@ -111,6 +116,8 @@ class FakeAnthropic(FakeServer):
         if problem:
             return error_response(400, problem)
         reply = self._next_reply(request.body)
+        if reply.status >= 400 and self.echo_key_in_errors:
+            return key_error_response(reply.status, api_key_of(request.headers) or "")
         if reply.status >= 400:
             return error_response(reply.status, f"fake error {reply.status}", reply.error_type, reply.delay_s)
         return Response(200, self._message(request.body, reply), delay_s=reply.delay_s)
@@ -253,6 +260,19 @@ def error_response(
         # Honoured by the retry policy: retries in a millisecond keep the suite fast.
         headers={"retry-after-ms": "1", "request-id": "req_fake"},
         delay_s=delay_s,
+    )
+
+
+def key_error_response(status: int, key: str) -> Response:
+    """An error quoting the key the request carried everywhere the SDK reads one from."""
+    return Response(
+        status,
+        {
+            "type": "error",
+            "error": {"type": f"invalid_key {key}", "message": f"Incorrect API key provided: {key}"},
+            "request_id": f"req_{key}",
+        },
+        headers={"retry-after-ms": "1", "request-id": f"req_{key}"},
     )
 
 

@@ -70,6 +70,9 @@ class FakeOpenAI(FakeServer):
         self.chat_replies: deque[Chat] = deque()
         self.chat_responder: Callable[[dict], Any] | None = None
         self.structured_output = True  # False: response_format json_schema is a 400, as some servers do
+        # As a careless provider or proxy might: every error quotes the key the request carried, in
+        # its message ("Incorrect API key provided: ..."), its type, its code and its request id.
+        self.echo_key_in_errors = False
 
     def reset(self) -> None:
         super().reset()
@@ -80,6 +83,7 @@ class FakeOpenAI(FakeServer):
             self.chat_replies.clear()
             self.chat_responder = None
             self.structured_output = True
+            self.echo_key_in_errors = False
 
     def queue_chat(self, *replies: Chat | dict | str, times: int = 1) -> None:
         with self.lock:
@@ -131,7 +135,7 @@ class FakeOpenAI(FakeServer):
             failure = self.failures.popleft() if self.failures else None
             rewrite = self.manglers.popleft() if self.manglers else None
         if failure:
-            return error_response(failure, f"fake error {failure}")
+            return self._error(request, failure)
         reply = self._reply(request.body)
         return Response(200, rewrite(reply) if rewrite else reply)
 
@@ -165,8 +169,22 @@ class FakeOpenAI(FakeServer):
         if reply is None:
             reply = as_chat(responder(as_messages_request(body)) if responder else {})
         if reply.status >= 400:
-            return error_response(reply.status, f"fake error {reply.status}")
+            return self._error(request, reply.status)
         return Response(200, chat_completion(body, reply))
+
+    def _error(self, request: RecordedRequest, status: int) -> Response:
+        if not self.echo_key_in_errors:
+            return error_response(status, f"fake error {status}")
+        key = bearer_token(request.headers.get("authorization", "")) or ""
+        error = {
+            "message": f"Incorrect API key provided: {key}",
+            "type": f"invalid_key {key}",
+            "param": None,
+            "code": f"invalid_api_key {key}",
+        }
+        return Response(
+            status, {"error": error}, headers={"retry-after-ms": "1", "x-request-id": f"req_{key}"}
+        )
 
 
 def as_chat(reply: Chat | dict | str) -> Chat:

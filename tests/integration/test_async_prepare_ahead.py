@@ -373,6 +373,9 @@ def test_only_texts_queued_with_the_jobs_own_options_are_prepared(db, models, sq
     # An eval batch and a batch with other models, queued behind a text, are not prepared by its
     # job: none of their jobs could use what it prepared.
     fake_anthropic, _ = models
+    from conftest import reconfigure
+
+    reconfigure(allowed_models="claude-haiku-5-5,claude-other-1")
     first = _batch(cities=["Paris"])
     evals = _batch(cities=["Rome", "Oslo"], eval=True)
     others = _batch(cities=["Lima", "Kyiv"], models={"extract": "claude-other-1"})

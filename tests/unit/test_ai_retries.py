@@ -59,7 +59,9 @@ class Attempts:
 
 
 def run(send, *, policy=POLICY, deadline=None):
-    return call_with_retries(send, policy=policy, deadline=deadline, failure_of=failure_of, what="test call")
+    return call_with_retries(
+        send, policy=policy, deadline=deadline, failure_of=failure_of, what="test call", secrets=()
+    )
 
 
 def test_the_defaults_are_three_attempts_and_two_seconds_kept_before_the_deadline():
@@ -211,3 +213,22 @@ def test_each_attempt_gets_the_time_left_less_the_margin_and_runs_under_its_own_
     assert 7.9 < first <= 8.0 and second <= first
     assert all(d is not None and d <= deadline - POLICY.deadline_margin_s + 0.01 for d in send.deadlines)
     assert current_attempt_deadline() is None  # cleared after the call
+
+
+def test_the_keys_of_the_call_are_redacted_from_what_a_failure_says():
+    def quoting(error: Exception) -> Failure:
+        return Failure("HTTP 401 invalid_key gw-key-123 (request req_gw-key-123)", retryable=False)
+
+    with pytest.raises(ProviderError) as raised:
+        call_with_retries(
+            Attempts(Refused()),
+            policy=POLICY,
+            deadline=None,
+            failure_of=quoting,
+            what="test call",
+            secrets=("gw-key-123", None),
+        )
+
+    assert (
+        raised.value.message == "test call failed: HTTP 401 invalid_key [REDACTED] (request req_[REDACTED])"
+    )

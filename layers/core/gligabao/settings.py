@@ -62,6 +62,9 @@ ENVIRONMENT = {
     # OpenAI-compatible LLMs (GB_LLM_PROVIDER=openai) and the price table of every model.
     "GB_LLM_STRUCTURED_OUTPUT": "llm_structured_output",
     "GB_MODEL_PRICES": "model_prices",
+    # What a request may ask for: the models it may name and the highest reasoning level.
+    "GB_ALLOWED_MODELS": "allowed_models",
+    "GB_MAX_REASONING": "max_reasoning",
 }
 
 
@@ -152,6 +155,26 @@ class Settings(BaseModel):
     llm_structured_output: Literal["auto", "on", "off"] = "auto"
     model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
 
+    # What a request's `models` and `reasoning` may ask for, billed to the operator: the models a
+    # request may name (comma-separated; unset: only the model the deployment is configured with,
+    # llm_model) and the highest reasoning level. The stages' own default is "none", so is the
+    # maximum's: an untrusted caller cannot raise the cost above what the operator chose.
+    allowed_models: tuple[str, ...] | None = None
+    max_reasoning: Literal["none", "low", "medium", "high"] = "none"
+
+    @field_validator("allowed_models", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            names = tuple(name.strip() for name in value.split(",") if name.strip())
+            return names or None
+        return value
+
+    @property
+    def request_models(self) -> tuple[str, ...]:
+        """The models a request may name: GB_ALLOWED_MODELS, else the deployment's own."""
+        return self.allowed_models or (self.llm_model,)
+
     @field_validator("model_prices", mode="before")
     @classmethod
     def _prices_json(cls, value: object) -> object:
@@ -173,6 +196,7 @@ class Settings(BaseModel):
         "mcp_api_auth",
         "llm_structured_output",
         "db_ca",
+        "max_reasoning",
         mode="before",
     )
     @classmethod

@@ -120,6 +120,7 @@ class Embedder:
                 deadline=deadline,
                 failure_of=failure_of,
                 what="embeddings call",
+                secrets=(self._api_key,),
             ).value
             vectors = checked_vectors(reply, len(batch), self.dimensions)
         except Exception as error:

@@ -120,6 +120,7 @@ class LLM:
                 deadline=deadline,
                 failure_of=failure_of,
                 what=f"LLM call of stage {stage}",
+                secrets=(self._api_key,),
             ).value
             reply = reply_from(message, reply_model, stage)
         except Exception as error:

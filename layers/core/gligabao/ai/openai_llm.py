@@ -165,6 +165,7 @@ class OpenAICompatibleLLM:
             deadline=deadline,
             failure_of=self._failure_of(asked_schema="response_format" in request),
             what=f"LLM call of stage {stage}",
+            secrets=(self._api_key,),
         ).value
 
     def _send(self, stage: str, request: dict[str, Any], timeout_s: float) -> ChatReply:

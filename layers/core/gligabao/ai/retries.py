@@ -13,6 +13,11 @@ Lambda's end, and then neither the 502 nor the call's inference row would be wri
 * each attempt's timeout is the configured one, or the time left before the deadline less the
   margin when that is shorter, and it bounds every socket operation of the attempt
   (`attempt_deadline`, read by ai/transport.py), so a provider that trickles bytes is cut too.
+
+What a failed attempt says (its status, the provider's error type and request id) becomes the
+502's message, the inference row's error and the retry's log line here, and only here: the
+provider's keys the call was made with are redacted from it first (a provider or a proxy may quote
+the key it received anywhere in its error).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import email.utils
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -28,7 +33,7 @@ from typing import Any, Generic, TypeVar
 
 from gligabao.errors import ProviderError
 from gligabao.limits import DEFAULT_LIMITS, Limits
-from gligabao.observability.logging import get_logger
+from gligabao.observability.logging import REDACTED, get_logger
 
 T = TypeVar("T")
 
@@ -121,13 +126,15 @@ def call_with_retries(
     deadline: float | None,
     failure_of: Callable[[Exception], Failure],
     what: str,
+    secrets: Collection[str | None],
 ) -> Attempted[T]:
     """`send(timeout_s)` until it succeeds, within the policy and before `deadline` (a
     `time.monotonic()` instant); a ProviderError "<what> failed: <reason>" when it cannot.
 
     `failure_of` turns what `send` raised into a Failure; `what` names the call ("LLM call of
-    stage extract"). A ProviderError raised by `send` itself (a reply that is not what the
-    protocol promises) is final: the provider answered, and billed it.
+    stage extract"); `secrets`, the keys the call is made with, are never told. A ProviderError
+    raised by `send` itself (a reply that is not what the protocol promises) is final: the
+    provider answered, and billed it.
     """
     attempts = 0
     while True:
@@ -142,7 +149,8 @@ def call_with_retries(
             raise
         except Exception as error:
             failure = failure_of(error)
-        reason = failure.reason + (f" after {attempts} attempts" if attempts > 1 else "")
+        said = without_secrets(failure.reason, secrets)
+        reason = said + (f" after {attempts} attempts" if attempts > 1 else "")
         if not failure.retryable or attempts >= policy.max_attempts:
             raise ProviderError(f"{what} failed: {reason}") from None
         wait = policy.backoff(attempts) if failure.retry_after_s is None else failure.retry_after_s
@@ -151,9 +159,17 @@ def call_with_retries(
             raise ProviderError(f"{what} failed: {reason}{asked}, no time left to retry") from None
         get_logger().warning(
             "provider call retried",
-            extra={"call": what, "reason": failure.reason, "attempt": attempts, "wait_s": round(wait, 3)},
+            extra={"call": what, "reason": said, "attempt": attempts, "wait_s": round(wait, 3)},
         )
         time.sleep(wait)
+
+
+def without_secrets(text: str, secrets: Collection[str | None]) -> str:
+    """The text with each secret in it replaced by [REDACTED]."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
 
 
 def status_failure(error: Any) -> Failure:

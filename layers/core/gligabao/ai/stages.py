@@ -7,7 +7,8 @@ sets stages one by one. A stage left out reasons at "none" and uses the default 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from gligabao.errors import BadRequest
 
@@ -49,6 +50,31 @@ def parse_models(value: object, stages: Sequence[str]) -> dict[str, str]:
     return {
         _checked_stage("models", stage, stages): _checked_model(stage, name) for stage, name in value.items()
     }
+
+
+@dataclass(frozen=True)
+class ModelPolicy:
+    """What a request may ask for, the operator paying: the models it may name and the highest
+    reasoning level (GB_ALLOWED_MODELS, GB_MAX_REASONING)."""
+
+    allowed_models: tuple[str, ...]
+    max_reasoning: str = "none"
+
+    def check_models(self, models: Mapping[str, str]) -> None:
+        """BadRequest naming the first model the deployment does not allow."""
+        for name in models.values():
+            if name not in self.allowed_models:
+                allowed = ", ".join(self.allowed_models)
+                raise BadRequest(f"models: model '{name}' is not allowed here (allowed: {allowed})")
+
+    def check_reasoning(self, reasoning: Mapping[str, str]) -> None:
+        """BadRequest naming the first level above the deployment's maximum."""
+        most = LEVELS.index(self.max_reasoning)
+        for level in reasoning.values():
+            if LEVELS.index(level) > most:
+                raise BadRequest(
+                    f"reasoning: level '{level}' is not allowed here (at most {self.max_reasoning})"
+                )
 
 
 def level_for(reasoning: dict[str, str], stage: str) -> str:

@@ -30,6 +30,7 @@ from gligabao.api.validation import (
     Documented,
     SessionId,
     UserId,
+    model_policy,
     models_schema,
     reasoning_schema,
     server_bundle,
@@ -56,14 +57,18 @@ def _query_text(value: object) -> object:
 
 def _reasoning(value: object) -> object:
     try:
-        return parse_reasoning(value, QUERY_STAGES, "query") or None
+        reasoning = parse_reasoning(value, QUERY_STAGES, "query")
+        model_policy().check_reasoning(reasoning)
+        return reasoning or None
     except BadRequest as error:
         raise ValueError(error.message) from None
 
 
 def _models(value: object) -> object:
     try:
-        return parse_models(value, QUERY_STAGES) or None
+        models = parse_models(value, QUERY_STAGES)
+        model_policy().check_models(models)
+        return models or None
     except BadRequest as error:
         raise ValueError(error.message) from None
 

@@ -38,6 +38,7 @@ from gligabao.api.validation import (
     Documented,
     SessionId,
     UserId,
+    model_policy,
     models_schema,
     reasoning_schema,
     server_bundle,
@@ -65,14 +66,18 @@ _BASE64 = re.compile(BASE64_PATTERN.removeprefix("^").removesuffix("$"))
 
 def _reasoning(value: Any) -> dict[str, str]:
     try:
-        return parse_reasoning(value, REMEMBER_STAGES, default_stage="extract")
+        reasoning = parse_reasoning(value, REMEMBER_STAGES, default_stage="extract")
+        model_policy().check_reasoning(reasoning)
+        return reasoning
     except BadRequest as error:
         raise ValueError(error.message) from None
 
 
 def _models(value: Any) -> dict[str, str]:
     try:
-        return parse_models(value, REMEMBER_STAGES)
+        models = parse_models(value, REMEMBER_STAGES)
+        model_policy().check_models(models)
+        return models
     except BadRequest as error:
         raise ValueError(error.message) from None
 

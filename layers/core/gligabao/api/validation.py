@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from gligabao.ai.stages import LEVELS, MODEL_NAME
+from gligabao.ai.stages import LEVELS, MODEL_NAME, ModelPolicy
 from gligabao.limits import Limits
 
 if TYPE_CHECKING:
@@ -132,6 +132,12 @@ def _limits() -> Limits:
     return server_bundle().limits
 
 
+def model_policy() -> ModelPolicy:
+    """What this deployment lets a request's `models` and `reasoning` ask for (the operator pays)."""
+    settings = server_bundle().settings
+    return ModelPolicy(settings.request_models, settings.max_reasoning)
+
+
 def _strictly_string(value: object) -> object:
     if value is not None and not isinstance(value, str):
         raise ValueError("must be a string")
@@ -218,7 +224,8 @@ def reasoning_schema(stages: tuple[str, ...], main_stage: str) -> dict[str, Any]
             {"type": "null"},
         ],
         "description": f"{', '.join(LEVELS)} (any case): the level of the {main_stage} stage, "
-        f"or an object of a level per stage ({', '.join(stages)}); a stage left out reasons at none",
+        f"or an object of a level per stage ({', '.join(stages)}); a stage left out reasons at none; "
+        f"at most {model_policy().max_reasoning} here (GB_MAX_REASONING; 400 above)",
     }
 
 
@@ -232,5 +239,6 @@ def models_schema(stages: tuple[str, ...]) -> dict[str, Any]:
             },
             {"type": "null"},
         ],
-        "description": f"a model per stage ({', '.join(stages)}); a stage left out uses the default model",
+        "description": f"a model per stage ({', '.join(stages)}); a stage left out uses the default model; "
+        f"only {', '.join(model_policy().allowed_models)} here (GB_ALLOWED_MODELS; 400 for another)",
     }

@@ -21,7 +21,8 @@ router = APIGatewayHttpRouter()
 
 _ERRORS = {
     400: "invalid JSON body, unknown field, blank query, bad user_id, dataset, session_id, reasoning, models, "
-    "geo fields or as_of",
+    "geo fields or as_of; a model or reasoning level this deployment does not allow (GB_ALLOWED_MODELS, "
+    "GB_MAX_REASONING)",
     404: "the dataset does not exist for this user",
     413: "the body is larger than the query limit (64 KiB by default)",
     502: "the LLM (query or detect_geo) or the embeddings call failed, the vector store could not be searched, "

@@ -35,7 +35,8 @@ IDEMPOTENCY_KEY_DESCRIPTION = (
 
 _ERRORS = {
     400: "invalid JSON body, unknown field, blank text, bad user_id, dataset, session_id, reference_time, "
-    "reasoning, models, image or caption, or not exactly one of text, image and facts; an image whose bytes "
+    "reasoning, models, image or caption, a model or reasoning level this deployment does not allow "
+    "(GB_ALLOWED_MODELS, GB_MAX_REASONING), or not exactly one of text, image and facts; an image whose bytes "
     "are not its media_type (png, jpeg, gif or webp); facts with an edge naming no listed entity, an empty "
     "name, a bad time or more entities or edges than GB_FACTS_MAX_ENTITIES or GB_FACTS_MAX_EDGES; a "
     "malformed Idempotency-Key",
@@ -58,7 +59,8 @@ _ACCEPTED = {
 }
 _BATCH_ERRORS = {
     400: "invalid JSON body, unknown field, no texts or more than GB_BATCH_REMEMBER_MAX_TEXTS (100), a blank "
-    "text, bad user_id, dataset, session_id, reference_time, reasoning or models; a malformed Idempotency-Key",
+    "text, bad user_id, dataset, session_id, reference_time, reasoning or models, a model or reasoning level "
+    "this deployment does not allow (GB_ALLOWED_MODELS, GB_MAX_REASONING); a malformed Idempotency-Key",
     409: _ERRORS[409],
     413: _ERRORS[413],
     503: "the job queue is not configured (GB_JOBS_QUEUE_URL) or unavailable, the database is unreachable, "
