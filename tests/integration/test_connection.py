@@ -65,3 +65,18 @@ def test_after_a_failed_connect_the_configuration_is_read_again(database_url):
     with database.transaction("u1") as uow:
         assert uow.conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}
     database.close()
+
+
+def test_failed_pipelined_transactions_in_a_row_each_raise_their_own_error(test_database):
+    # The server skips what follows an error in a pipeline, ROLLBACK included; psycopg still
+    # counts it towards preparing it, and a prepared ROLLBACK that the server never saw failed the
+    # fifth rollback with "prepared statement _pg3_N does not exist" (a 500 instead of the error).
+    for _ in range(8):
+        with (
+            pytest.raises(psycopg.errors.DivisionByZero),
+            test_database.transaction("u1", pipeline=True) as uow,
+        ):
+            uow.conn.execute("SELECT 1/0").fetchall()
+
+    with test_database.transaction("u1", pipeline=True) as uow:
+        assert uow.conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}

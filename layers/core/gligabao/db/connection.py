@@ -207,7 +207,9 @@ class Database:
             ended = True
             try:
                 if not (conn.broken or conn.closed):
-                    conn.execute(command)  # sent with the statements still queued: one round trip
+                    # Sent with the statements still queued: one round trip. Never prepared: after
+                    # an error the server skips it, and a prepared ROLLBACK would be missing next time.
+                    conn.execute(command, prepare=False)
             finally:
                 pipeline.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
 
@@ -226,6 +228,11 @@ class Database:
         except BaseException as exc:
             # A statement that failed in the pipeline leaves the transaction aborted: rolled back here.
             self._finish(conn, b"ROLLBACK", exc)
+            if isinstance(exc, psycopg.Error):
+                # psycopg counts a statement as prepared when it queues it; the server skips what
+                # follows an error in an aborted pipeline, so the two can disagree ("prepared
+                # statement _pg3_N does not exist" on the next use). A new connection starts clean.
+                self._discard(conn)
             _raise_timeout_of(exc)
             raise
         self._local.used_at = time.monotonic()
@@ -255,18 +262,39 @@ class Database:
             return conn, dataset_id
         raise AssertionError("unreachable")
 
+    def _discard(self, conn: psycopg.Connection) -> None:
+        """Close `conn` and forget it: the next transaction opens a new connection."""
+        _close_quietly(conn)
+        if getattr(self._local, "conn", None) is conn:
+            self._local.conn = None
+
     def _finish(self, conn: psycopg.Connection, command: bytes, exc: BaseException | None) -> None:
         try:
             if not (conn.broken or conn.closed) and conn.info.transaction_status != TransactionStatus.IDLE:
-                conn.execute(command)
+                conn.execute(command, prepare=False)
         except psycopg.OperationalError as failure:
             self._local.conn = None
             if exc is None:
                 raise DatabaseUnavailable("database unavailable") from failure
             return
+        except psycopg.Error:
+            if exc is None:
+                raise
+            # The rollback of a failed transaction failed: the connection is in a state nobody
+            # can trust. Closing it ends the transaction (the server rolls it back); the caller
+            # sees the first error, and the next request connects afresh.
+            self._discard(conn)
+            return
         if isinstance(exc, psycopg.OperationalError) and (conn.broken or conn.closed):
             self._local.conn = None
             raise DatabaseUnavailable("database unavailable") from exc
+
+
+def _close_quietly(conn: psycopg.Connection) -> None:
+    try:
+        conn.close()
+    except Exception:  # closing a broken connection must not hide the error being handled
+        pass
 
 
 def _raise_timeout_of(exc: BaseException) -> None:
