@@ -286,7 +286,9 @@ def test_tokens_and_cost_are_recorded(fake_anthropic, call):
     assert inference.input_tokens == 1500  # input, cache reads and cache writes
     assert inference.output_tokens == 500
     assert inference.thinking_tokens is None
-    assert inference.cost_usd == pytest.approx((1500 * 1.00 + 500 * 5.00) / 1_000_000)
+    assert (inference.cache_write_tokens, inference.cached_tokens) == (300, 200)
+    # claude-haiku-5-5: 1000 x 0.10 + 300 x 0.125 (cache write) + 200 x 0.01 (cache read) + 500 x 0.50
+    assert inference.cost_usd == 0.0003895
     assert inference.ok is True and inference.error is None
     assert inference.duration_ms >= 0
 

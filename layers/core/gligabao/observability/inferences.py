@@ -27,6 +27,7 @@ class Inference:
     ok: bool
     error: str | None = None
     cached_tokens: int | None = None  # of input_tokens, read from the provider's prompt cache
+    cache_write_tokens: int | None = None  # of input_tokens, written to the provider's prompt cache
 
 
 @dataclass
