@@ -305,6 +305,14 @@ def test_thinking_tokens_are_recorded_and_billed_as_output(fake_anthropic, call)
     )
 
 
+def test_a_configured_price_prices_claude_calls_too(fake_anthropic, call):
+    reconfigure(model_prices={"claude-haiku-5-5": {"input": 0.2, "output": 1.0, "cache_read": 0.02}})
+    usage = {"input_tokens": 1000, "cache_read_input_tokens": 2000, "output_tokens": 500}
+    fake_anthropic.queue(Reply(data=ALICE_AT_ACME, usage=usage))
+    complete(call, "extract")
+    assert call.inferences[-1].cost_usd == 0.00074  # 1000 x 0.2 + 2000 x 0.02 + 500 x 1.0
+
+
 def test_a_failed_reply_still_records_its_tokens(fake_anthropic, call):
     fake_anthropic.queue(Reply(text='{"facts": [', stop_reason="max_tokens", usage={"output_tokens": 4096}))
     with pytest.raises(ProviderError):
