@@ -286,7 +286,9 @@ def test_tokens_and_cost_are_recorded(fake_anthropic, call):
     assert inference.input_tokens == 1500  # input, cache reads and cache writes
     assert inference.output_tokens == 500
     assert inference.thinking_tokens is None
-    assert inference.cost_usd == pytest.approx((1500 * 1.00 + 500 * 5.00) / 1_000_000)
+    assert (inference.cache_write_tokens, inference.cached_tokens) == (300, 200)
+    # claude-haiku-5-5: 1000 x 0.10 + 300 x 0.125 (cache write) + 200 x 0.01 (cache read) + 500 x 0.50
+    assert inference.cost_usd == 0.0003895
     assert inference.ok is True and inference.error is None
     assert inference.duration_ms >= 0
 
@@ -301,6 +303,14 @@ def test_thinking_tokens_are_recorded_and_billed_as_output(fake_anthropic, call)
     assert inference.cost_usd == pytest.approx(
         (inference.input_tokens * 3.00 + inference.output_tokens * 15.00) / 1_000_000
     )
+
+
+def test_a_configured_price_prices_claude_calls_too(fake_anthropic, call):
+    reconfigure(model_prices={"claude-haiku-5-5": {"input": 0.2, "output": 1.0, "cache_read": 0.02}})
+    usage = {"input_tokens": 1000, "cache_read_input_tokens": 2000, "output_tokens": 500}
+    fake_anthropic.queue(Reply(data=ALICE_AT_ACME, usage=usage))
+    complete(call, "extract")
+    assert call.inferences[-1].cost_usd == 0.00074  # 1000 x 0.2 + 2000 x 0.02 + 500 x 1.0
 
 
 def test_a_failed_reply_still_records_its_tokens(fake_anthropic, call):

@@ -84,6 +84,19 @@ def test_tokens_are_recorded_and_priced_from_the_configured_table(fake_openai, l
     assert inference.cost_usd == pytest.approx((1000 * 0.5 + 200 * 1.5) / 1_000_000)
 
 
+def test_prompt_tokens_read_from_the_cache_cost_the_configured_cache_read_price(fake_openai, call):
+    prices = {MODEL: {"input": 0.5, "output": 1.5, "cache_read": 0.05}}
+    reconfigure(llm_provider="openai", llm_model=MODEL, model_prices=prices)
+    usage = {"prompt_tokens": 1000, "completion_tokens": 200, "prompt_tokens_details": {"cached_tokens": 600}}
+    fake_openai.queue_chat(Chat(data=ALICE_AT_ACME, usage=usage))
+
+    complete(bootstrap.bundle().llm, call, model=MODEL)
+
+    [inference] = call.inferences
+    assert (inference.input_tokens, inference.cached_tokens) == (1000, 600)  # prompt_tokens counts them
+    assert inference.cost_usd == 0.00053  # 400 x 0.5 + 600 x 0.05 + 200 x 1.5
+
+
 def test_a_model_no_price_table_knows_costs_null_not_a_guess(fake_openai, llm, call):
     fake_openai.queue_chat(ALICE_AT_ACME)
 

@@ -1,10 +1,12 @@
 """Cost is a feature (issue 3, point 7): at most 2 LLM calls and 1 embeddings request per
-unchunked text, and SQL round trips that do not grow with the facts extracted."""
+unchunked text, and SQL round trips that do not grow with the facts extracted; each call is
+recorded with its cost, its prompt cache priced (issue 39, point 3)."""
 
 from __future__ import annotations
 
 import pytest
-from remember_helpers import chain_text, stages_called, use_rule_based_model
+from fakes.anthropic_server import Reply
+from remember_helpers import chain_text, rule_based_model, stage_of, stages_called, use_rule_based_model
 from sql_counting import counting_round_trips
 
 from gligabao import bootstrap
@@ -106,3 +108,47 @@ def test_a_remember_of_the_callers_facts_costs_the_round_trips_of_a_text(db, mod
 
     assert "extract" not in stages_called(fake_anthropic)
     assert counts[0] <= 7 and counts[1] <= 8, counts
+
+
+def test_the_recorded_cost_of_a_call_prices_the_cache_as_the_gligabao_server_does(
+    db, fake_anthropic, fake_openai
+):
+    """Issue 39, point 3: an extraction that wrote and read the prompt cache, and one whose input
+    (its cache included) is above claude-haiku-5-5's long-context threshold of 100,000 tokens."""
+    usages = iter(
+        [
+            # 1200 x 0.10 + 2000 x 0.125 + 50000 x 0.01 + 300 x 0.50 = 1020 USD per million
+            {
+                "input_tokens": 1200,
+                "output_tokens": 300,
+                "cache_creation_input_tokens": 2000,
+                "cache_read_input_tokens": 50000,
+            },
+            # 90000 + 20000 > 100000: 90000 x 0.50 + 20000 x 0.01 + 300 x 2.50 = 45950 USD per million
+            {"input_tokens": 90000, "output_tokens": 300, "cache_read_input_tokens": 20000},
+        ]
+    )
+
+    def model(body: dict) -> Reply:
+        reply = rule_based_model(body)
+        return Reply(data=reply, usage=next(usages)) if stage_of(body) == "extract" else reply
+
+    fake_anthropic.responder = model
+    for text in ("Alice works at Acme.", "Bob lives in Paris."):
+        remember_text(bootstrap.bundle(), TextToRemember(user_id="u1", dataset="cache", text=text))
+
+    rows = db.execute(
+        "SELECT model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost_usd::float8"
+        " FROM gb_inferences WHERE stage = 'extract' ORDER BY id"
+    ).fetchall()
+    assert rows == [
+        ("claude-haiku-5-5", 53200, 300, 2000, 50000, 0.00102),
+        ("claude-haiku-5-5", 110000, 300, 0, 20000, 0.04595),
+    ]
+    embeddings = db.execute(
+        "SELECT model, input_tokens, cost_usd::float8 FROM gb_inferences WHERE stage = 'embed' ORDER BY id"
+    ).fetchall()
+    assert embeddings and all(
+        model == "text-embedding-3-small" and cost == round(tokens * 0.02 / 1_000_000, 8)
+        for model, tokens, cost in embeddings
+    )

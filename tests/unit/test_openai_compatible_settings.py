@@ -4,7 +4,7 @@ import pytest
 
 from gligabao import bootstrap
 from gligabao.ai.openai_llm import OpenAICompatibleLLM
-from gligabao.ai.prices import Price, cost_usd
+from gligabao.ai.prices import LongContext, Price, cost_usd
 from gligabao.errors import NotConfigured
 from gligabao.settings import InvalidConfiguration, Settings
 
@@ -42,11 +42,37 @@ def test_model_prices_are_json_of_input_and_output_usd_per_million_tokens():
         {"GB_MODEL_PRICES": '{"llama3.1:8b": [0, 0], "gpt-4o-mini": {"input": 0.15, "output": 0.6}}'}
     )
 
-    assert settings.model_prices == {"llama3.1:8b": (0.0, 0.0), "gpt-4o-mini": (0.15, 0.6)}
-    assert bootstrap.model_prices(settings)["gpt-4o-mini"] == Price(0.15, 0.6)
+    assert bootstrap.model_prices(settings) == {"llama3.1:8b": Price(0, 0), "gpt-4o-mini": Price(0.15, 0.6)}
 
 
-@pytest.mark.parametrize("value", ["not json", '{"m": [1]}', '{"m": [-1, 2]}', '{"m": "cheap"}', "[1, 2]"])
+def test_a_configured_price_may_name_the_cache_and_a_long_context_as_the_gligabao_server_does():
+    settings = Settings.from_env(
+        {
+            "GB_MODEL_PRICES": '{"claude-haiku-5-5": {"input": 0.2, "output": 1, "cache_write": 0.25,'
+            ' "cache_read": 0.02, "long_threshold": 200000, "long_input": 0.4, "long_output": 2}}'
+        }
+    )
+
+    assert bootstrap.model_prices(settings) == {
+        "claude-haiku-5-5": Price(0.2, 1.0, 0.25, 0.02, LongContext(200_000, 0.4, 2.0))
+    }
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "not json",
+        '{"m": [1]}',
+        '{"m": [-1, 2]}',
+        '{"m": "cheap"}',
+        "[1, 2]",
+        '{"m": {"input": 1}}',
+        '{"m": {"input": 1, "output": 2, "cache_read": -1}}',
+        '{"m": {"input": 1, "output": 2, "long_threshold": 1000}}',
+        '{"m": {"input": 1, "output": 2, "long_threshold": 0, "long_input": 2, "long_output": 4}}',
+        '{"m": {"input": 1, "output": 2, "cache": 1}}',
+    ],
+)
 def test_a_price_table_the_service_cannot_read_names_its_variable(value):
     with pytest.raises(InvalidConfiguration, match=r"^configuration invalid: GB_MODEL_PRICES: "):
         Settings.from_env({"GB_MODEL_PRICES": value})

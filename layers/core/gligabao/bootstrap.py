@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 
 from gligabao.ai.embeddings import Embedder
 from gligabao.ai.llm import LLM
-from gligabao.ai.prices import Price
+from gligabao.ai.prices import LongContext, Price
 from gligabao.ai.retries import RetryPolicy
 from gligabao.aws.secrets import ProviderKeys, database_url_from_secret
 from gligabao.db.connection import Database
 from gligabao.errors import NotConfigured
 from gligabao.limits import Limits
 from gligabao.memory import ports
-from gligabao.settings import InvalidConfiguration, Settings
+from gligabao.settings import InvalidConfiguration, ModelPrice, Settings
 from gligabao.timefmt import utcnow
 
 if TYPE_CHECKING:
@@ -91,7 +91,12 @@ class Bundle:
             return self._client(
                 "llm",
                 "bedrock",
-                lambda _: LLM(provider="bedrock", default_model=settings.llm_model, retry=llm_retry),
+                lambda _: LLM(
+                    provider="bedrock",
+                    default_model=settings.llm_model,
+                    retry=llm_retry,
+                    prices=model_prices(settings),
+                ),
             )
         return self._client(
             "llm",
@@ -101,6 +106,7 @@ class Bundle:
                 default_model=settings.llm_model,
                 base_url=settings.anthropic_base_url,
                 retry=llm_retry,
+                prices=model_prices(settings),
             ),
         )
 
@@ -186,7 +192,14 @@ def openai_llm(settings: Settings) -> Callable[[str], ports.LLM]:
 
 def model_prices(settings: Settings) -> dict[str, Price]:
     """GB_MODEL_PRICES as the price table takes it."""
-    return {name: Price(*pair) for name, pair in settings.model_prices.items()}
+    return {name: _price(entry) for name, entry in settings.model_prices.items()}
+
+
+def _price(entry: ModelPrice) -> Price:
+    long_context = None
+    if entry.long_threshold is not None and entry.long_input is not None and entry.long_output is not None:
+        long_context = LongContext(entry.long_threshold, entry.long_input, entry.long_output)
+    return Price(entry.input, entry.output, entry.cache_write, entry.cache_read, long_context)
 
 
 def geo_resolver(settings: Settings) -> ports.GeoResolver:

@@ -11,7 +11,15 @@ import os
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from gligabao.limits import HNSW_MAX_VECTOR_DIMENSIONS, Limits
 
@@ -66,6 +74,31 @@ ENVIRONMENT = {
     "GB_ALLOWED_MODELS": "allowed_models",
     "GB_MAX_REASONING": "max_reasoning",
 }
+
+
+class ModelPrice(BaseModel):
+    """One model's entry of GB_MODEL_PRICES: USD per million tokens, the gligabao server's fields.
+
+    Cache writes and reads left unpriced are billed as input. Above long_threshold input tokens
+    (cache included) a call's input and output are billed at long_input and long_output; the three
+    come together (that server bills a missing long rate as 0, which would hide a cost)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(None, ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(None, ge=0, allow_inf_nan=False)
+    long_threshold: int | None = Field(None, gt=0)
+    long_input: float | None = Field(None, ge=0, allow_inf_nan=False)
+    long_output: float | None = Field(None, ge=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _long_context_complete(self) -> ModelPrice:
+        named = [x is not None for x in (self.long_threshold, self.long_input, self.long_output)]
+        if any(named) and not all(named):
+            raise ValueError("long_threshold, long_input and long_output come together")
+        return self
 
 
 class Settings(BaseModel):
@@ -149,11 +182,13 @@ class Settings(BaseModel):
     # OpenAI-compatible LLMs: with llm_provider "openai", every LLM stage goes through Chat
     # Completions at openai_base_url with openai_api_key (OpenAI, Ollama, vLLM...), llm_model naming
     # the server's model. Structured output: "auto" sends the reply's JSON schema and stops where a
-    # server refuses it, "on" always sends it, "off" never. model_prices: USD per million input and
-    # output tokens by model name, before the package's table (ai/prices.py); a model neither
-    # table knows costs null. As JSON: {"llama3.1:8b": [0, 0], "gpt-4o-mini": [0.15, 0.6]}.
+    # server refuses it, "on" always sends it, "off" never. model_prices: USD per million tokens by
+    # model name, each entry replacing or adding a whole entry of the package's table (ai/prices.py);
+    # a model neither table knows costs null. As JSON: {"llama3.1:8b": [0, 0], "gpt-4o-mini":
+    # {"input": 0.15, "output": 0.6, "cache_read": 0.075}}; an object may also name cache_write and
+    # a long context: long_threshold, long_input and long_output together.
     llm_structured_output: Literal["auto", "on", "off"] = "auto"
-    model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    model_prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     # What a request's `models` and `reasoning` may ask for, billed to the operator: the models a
     # request may name (comma-separated; unset: only the model the deployment is configured with,
@@ -186,7 +221,7 @@ class Settings(BaseModel):
                     "must be a JSON object of model to [input, output] USD per million tokens"
                 ) from None
         if isinstance(value, dict):
-            return {name: _price_pair(price) for name, price in value.items()}
+            return {name: _model_price(name, price) for name, price in value.items()}
         return value
 
     @field_validator(
@@ -240,16 +275,27 @@ class Settings(BaseModel):
             raise InvalidConfiguration(_first_problem(error)) from None
 
 
-def _price_pair(price: object) -> object:
-    """[input, output] or {"input": ..., "output": ...}, each a number at least 0."""
-    pair = [price.get("input"), price.get("output")] if isinstance(price, dict) else price
-    if (
-        not isinstance(pair, (list, tuple))
-        or len(pair) != 2
-        or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in pair)
-    ):
-        raise ValueError("each price must be [input, output] USD per million tokens, numbers >= 0")
-    return tuple(pair)
+def _model_price(name: str, price: object) -> ModelPrice:
+    """[input, output], or an object of ModelPrice's fields, each a number at least 0."""
+    if isinstance(price, ModelPrice):
+        return price
+    if isinstance(price, (list, tuple)) and len(price) == 2 and all(_is_price(x) for x in price):
+        return ModelPrice(input=price[0], output=price[1])
+    if isinstance(price, dict):
+        try:
+            return ModelPrice.model_validate(price)
+        except ValidationError as error:
+            problem = error.errors(include_url=False, include_input=False)[0]
+            where = ".".join([name, *(str(part) for part in problem["loc"])])
+            raise ValueError(f"{where}: {problem['msg'].removeprefix('Value error, ')}") from None
+    raise ValueError(
+        "each price must be [input, output] or an object of input, output, cache_write, cache_read, "
+        "long_threshold, long_input and long_output: USD per million tokens, numbers >= 0"
+    )
+
+
+def _is_price(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 class InvalidConfiguration(ValueError):

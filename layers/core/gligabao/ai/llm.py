@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gligabao.ai.prices import base_model, cost_usd
+from gligabao.ai.prices import Price, base_model, cost_usd
 from gligabao.ai.replies import parsed_reply, stage_reply
 from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries, connection_failure, status_failure
 from gligabao.errors import GbError, NotConfigured, ProviderError
@@ -76,10 +77,12 @@ class LLM:
         provider: str = "anthropic",
         base_url: str | None = None,
         retry: RetryPolicy | None = None,
+        prices: Mapping[str, Price] | None = None,
     ):
         self.provider = provider
         self.default_model = default_model
         self.retry = retry or RetryPolicy.for_llm()
+        self.prices = dict(prices or {})  # GB_MODEL_PRICES, before the package's table
         self._api_key = api_key
         self._base_url = base_url
 
@@ -124,9 +127,11 @@ class LLM:
             ).value
             reply = reply_from(message, reply_model, stage)
         except Exception as error:
-            call.record(_inference(stage, model, reasoning, message, started, error=_short_error(error)))
+            call.record(
+                _inference(stage, model, reasoning, message, started, self.prices, _short_error(error))
+            )
             raise
-        call.record(_inference(stage, model, reasoning, message, started))
+        call.record(_inference(stage, model, reasoning, message, started, self.prices))
         return reply
 
     def _send(self, stage: str, request: dict[str, Any], timeout_s: float) -> MessagesReply:
@@ -244,31 +249,45 @@ def _inference(
     reasoning: str,
     message: MessagesReply | None,
     started: float,
+    prices: Mapping[str, Price],
     error: str | None = None,
 ) -> Inference:
     usage = message.usage if message is not None else None
-    input_tokens = _input_tokens(usage)
-    output_tokens = usage.output_tokens if usage is not None else None
     return Inference(
         stage=stage,
         model=model,
         reasoning=reasoning,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+        input_tokens=_input_tokens(usage),
+        output_tokens=usage.output_tokens if usage is not None else None,
         thinking_tokens=_thinking_tokens(usage),
-        cost_usd=cost_usd(model, input_tokens, output_tokens) if usage is not None else None,
+        cost_usd=_cost(model, usage, prices),
         duration_ms=round((time.monotonic() - started) * 1000),
         ok=error is None,
         error=error,
+        cache_write_tokens=usage.cache_creation_input_tokens if usage is not None else None,
         cached_tokens=usage.cache_read_input_tokens if usage is not None else None,
     )
 
 
 def _input_tokens(usage: Usage | None) -> int | None:
+    """The whole input: Anthropic counts the cache's reads and writes apart from input_tokens."""
     if usage is None:
         return None
     cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
     return usage.input_tokens + cached
+
+
+def _cost(model: str, usage: Usage | None, prices: Mapping[str, Price]) -> float | None:
+    if usage is None:
+        return None
+    return cost_usd(
+        model,
+        usage.input_tokens,
+        usage.output_tokens,
+        prices,
+        cache_write_tokens=usage.cache_creation_input_tokens,
+        cache_read_tokens=usage.cache_read_input_tokens,
+    )
 
 
 def _thinking_tokens(usage: Usage | None) -> int | None:

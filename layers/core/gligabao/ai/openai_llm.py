@@ -41,10 +41,21 @@ class CompletionTokensDetails(BaseModel):
     reasoning_tokens: int | None = Field(None, ge=0)
 
 
+class PromptTokensDetails(BaseModel):
+    cached_tokens: int | None = Field(None, ge=0)
+
+
 class ChatUsage(BaseModel):
     prompt_tokens: int = Field(ge=0)
     completion_tokens: int = Field(ge=0)
+    prompt_tokens_details: PromptTokensDetails | None = None
     completion_tokens_details: CompletionTokensDetails | None = None
+
+    @property
+    def cached_tokens(self) -> int | None:
+        """Of prompt_tokens, those read from the prompt cache (OpenAI bills no cache writes)."""
+        details = self.prompt_tokens_details
+        return details.cached_tokens if details is not None else None
 
 
 class ChatMessage(BaseModel):
@@ -192,20 +203,31 @@ class OpenAICompatibleLLM:
         error: str | None = None,
     ) -> Inference:
         usage = reply.usage if reply is not None else None
-        input_tokens = usage.prompt_tokens if usage is not None else None
-        output_tokens = usage.completion_tokens if usage is not None else None
         details = usage.completion_tokens_details if usage is not None else None
         return Inference(
             stage=stage,
             model=model,
             reasoning=reasoning,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            input_tokens=usage.prompt_tokens if usage is not None else None,
+            output_tokens=usage.completion_tokens if usage is not None else None,
             thinking_tokens=details.reasoning_tokens if details is not None else None,
-            cost_usd=cost_usd(model, input_tokens, output_tokens, self.prices) if usage is not None else None,
+            cost_usd=self._cost(model, usage),
             duration_ms=round((time.monotonic() - started) * 1000),
             ok=error is None,
             error=error,
+            cached_tokens=usage.cached_tokens if usage is not None else None,
+        )
+
+    def _cost(self, model: str, usage: ChatUsage | None) -> float | None:
+        if usage is None:
+            return None
+        cached = min(usage.cached_tokens or 0, usage.prompt_tokens)  # prompt_tokens counts them
+        return cost_usd(
+            model,
+            usage.prompt_tokens - cached,
+            usage.completion_tokens,
+            self.prices,
+            cache_read_tokens=cached,
         )
 
 

@@ -27,6 +27,7 @@ class Inference:
     ok: bool
     error: str | None = None
     cached_tokens: int | None = None  # of input_tokens, read from the provider's prompt cache
+    cache_write_tokens: int | None = None  # of input_tokens, written to the provider's prompt cache
 
 
 @dataclass
@@ -70,15 +71,17 @@ def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
     conn.execute(
         """
         INSERT INTO gb_inferences (user_id, dataset_id, type, stage, model, reasoning, input_tokens,
-                                   output_tokens, thinking_tokens, cost_usd, duration_ms, session_id,
-                                   request_id, ok, error)
+                                   output_tokens, thinking_tokens, cache_write_tokens, cache_read_tokens,
+                                   cost_usd, duration_ms, session_id, request_id, ok, error)
         SELECT %(user_id)s, (SELECT id FROM gb_datasets WHERE id = %(dataset_id)s), %(type)s, stage, model, reasoning, input_tokens, output_tokens,
-               thinking_tokens, cost_usd, duration_ms, %(session_id)s, %(request_id)s, ok, error
+               thinking_tokens, cache_write_tokens, cache_read_tokens, cost_usd, duration_ms, %(session_id)s,
+               %(request_id)s, ok, error
         FROM unnest(%(stage)s::text[], %(model)s::text[], %(reasoning)s::text[], %(input_tokens)s::int[],
-                    %(output_tokens)s::int[], %(thinking_tokens)s::int[], %(cost_usd)s::numeric[],
-                    %(duration_ms)s::int[], %(ok)s::bool[], %(error)s::text[])
-             AS i(stage, model, reasoning, input_tokens, output_tokens, thinking_tokens, cost_usd,
-                  duration_ms, ok, error)
+                    %(output_tokens)s::int[], %(thinking_tokens)s::int[], %(cache_write_tokens)s::int[],
+                    %(cache_read_tokens)s::int[], %(cost_usd)s::numeric[], %(duration_ms)s::int[],
+                    %(ok)s::bool[], %(error)s::text[])
+             AS i(stage, model, reasoning, input_tokens, output_tokens, thinking_tokens, cache_write_tokens,
+                  cache_read_tokens, cost_usd, duration_ms, ok, error)
         """,
         {
             "user_id": call.user_id,
@@ -92,6 +95,8 @@ def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
             "input_tokens": [i.input_tokens for i in rows],
             "output_tokens": [i.output_tokens for i in rows],
             "thinking_tokens": [i.thinking_tokens for i in rows],
+            "cache_write_tokens": [i.cache_write_tokens for i in rows],
+            "cache_read_tokens": [i.cached_tokens for i in rows],
             "cost_usd": [i.cost_usd for i in rows],
             "duration_ms": [i.duration_ms for i in rows],
             "ok": [i.ok for i in rows],
