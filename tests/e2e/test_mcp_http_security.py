@@ -61,11 +61,16 @@ class FakeApi(FakeServer):
             return Response(
                 200,
                 {
+                    "user_id": "u1",
                     "dataset": "main",
+                    "kind": "knowledge",
                     "artifact_id": 1,
+                    "valid_at": "2025-01-31T09:00:00Z",
+                    "created_at": "2025-01-31T09:00:01Z",
                     "entities": [],
                     "edges": [],
                     "superseded": [],
+                    "invalidated_edges": [],
                     "chunks": 0,
                 },
             )

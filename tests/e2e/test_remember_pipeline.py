@@ -25,6 +25,7 @@ def test_remember_answers_the_entities_and_edges_it_stored(api, db, models):
         "type": "person",
         "description": "engineer",
         "created": True,
+        "model_id": "claude-haiku-5-5",
     }
     assert acme == {
         "id": acme["id"],
@@ -32,6 +33,7 @@ def test_remember_answers_the_entities_and_edges_it_stored(api, db, models):
         "type": "organization",
         "description": "",
         "created": True,
+        "model_id": "claude-haiku-5-5",
     }
     [edge] = body["edges"]
     assert edge == {
@@ -46,6 +48,7 @@ def test_remember_answers_the_entities_and_edges_it_stored(api, db, models):
         "valid_at": REFERENCE_TIME,
         "created_at": edge["created_at"],
         "created": True,
+        "model_id": "claude-haiku-5-5",
     }
     assert edge["created_at"].endswith("Z")
     stored = db.execute(

@@ -344,7 +344,7 @@ def test_the_rows_come_in_band_order_and_only_a_passage_with_text_carries_its_te
             [(acme, Band.ENDPOINT, 3), (alice, Band.KEYWORD_SEED, 1)],
         ),
         f"""
-    context_edges AS (SELECT {edge_columns}, expired_at, {int(Band.EXPANSION)} AS band, 1::bigint AS rank,
+    context_edges AS (SELECT {edge_columns}, expired_at, model_id, {int(Band.EXPANSION)} AS band, 1::bigint AS rank,
                              NULL::float8 AS similarity
                       FROM gb_edges WHERE id = {works})""",
         given(

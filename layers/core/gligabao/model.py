@@ -23,6 +23,7 @@ class StoredEntity:
     created: bool = False  # created by the call that returns it (remember), else already stored
     latitude: float | None = None  # a place's coordinates (geo), when known to the call
     longitude: float | None = None
+    model_id: str | None = None  # the model that extracted it; None: facts a caller brought, or older rows
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class StoredEdge:
     source: str = ""  # the endpoints' names, when read with them
     target: str = ""
     created: bool = False  # created by the call that returns it (remember)
+    model_id: str | None = None  # the model that extracted it; None: facts a caller brought, or older rows
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ class EntityDetails:
     created_at: datetime
     updated_at: datetime
     sessions: tuple[str, ...] = ()  # the sessions it was discovered in
+    model_id: str | None = None  # the model that extracted it
 
 
 # --- geo (SPEC section 9) -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from gligabao.api.models import EdgeOut, absent
+from gligabao.api.models import MODEL_ID_DESCRIPTION, EdgeOut, absent
 from gligabao.timefmt import rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
@@ -63,6 +63,7 @@ class GraphEntityOut(BaseModel):
     longitude: float | None = Field(default=None, exclude_if=absent, description="geo entities only")
     created_at: str = Field(description="RFC 3339: when the graph learned it")
     updated_at: str = Field(description="RFC 3339: when it last changed")
+    model_id: str | None = Field(default=None, exclude_if=absent, description=MODEL_ID_DESCRIPTION)
 
     @classmethod
     def from_domain(cls, entity: GraphEntity) -> GraphEntityOut:
@@ -75,6 +76,7 @@ class GraphEntityOut(BaseModel):
             longitude=entity.longitude,
             created_at=rfc3339(entity.created_at),
             updated_at=rfc3339(entity.updated_at),
+            model_id=entity.model_id,
         )
 
 
@@ -116,6 +118,7 @@ GRAPHML_KEYS = (
     ("n_longitude", "node", "longitude", "double"),
     ("n_created_at", "node", "created_at", "string"),
     ("n_updated_at", "node", "updated_at", "string"),
+    ("n_model_id", "node", "model_id", "string"),
     ("e_relation", "edge", "relation", "string"),
     ("e_description", "edge", "description", "string"),
     ("e_artifact_id", "edge", "artifact_id", "long"),
@@ -123,6 +126,7 @@ GRAPHML_KEYS = (
     ("e_invalid_at", "edge", "invalid_at", "string"),
     ("e_created_at", "edge", "created_at", "string"),
     ("e_expired_at", "edge", "expired_at", "string"),
+    ("e_model_id", "edge", "model_id", "string"),
 )
 _HEADER = "\n".join(
     [

@@ -14,6 +14,12 @@ if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.model import StoredEdge
 
 
+MODEL_ID_DESCRIPTION = (
+    "the model that extracted it (the extract stage's, an image's image stage's); omitted for the "
+    "facts a caller brought and for those stored before models were recorded"
+)
+
+
 def absent(value: object) -> bool:
     """Fields excluded when None (`Field(exclude_if=absent)`): omitted from the body, not null."""
     return value is None
@@ -34,6 +40,7 @@ def edge_fields(edge: StoredEdge) -> dict:
         "invalid_at": rfc3339(edge.invalid_at),
         "created_at": rfc3339(edge.created_at),
         "expired_at": rfc3339(edge.expired_at),
+        "model_id": edge.model_id,
     }
 
 
@@ -59,6 +66,7 @@ class EdgeOut(BaseModel):
     expired_at: str | None = Field(
         default=None, exclude_if=absent, description="RFC 3339: when it was superseded; omitted while live"
     )
+    model_id: str | None = Field(default=None, exclude_if=absent, description=MODEL_ID_DESCRIPTION)
 
     @classmethod
     def from_domain(cls, edge: StoredEdge):

@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
-from gligabao.api.models import EdgeOut, absent
+from gligabao.api.models import MODEL_ID_DESCRIPTION, EdgeOut, absent
 from gligabao.api.trajectory_models import (
     EVAL_DESCRIPTION,
     TRAJECTORY_DESCRIPTION,
@@ -233,10 +233,17 @@ class EntityEvidence(BaseModel):
     name: str
     type: str
     description: str | None = Field(default=None, exclude_if=absent, description="omitted when empty")
+    model_id: str | None = Field(default=None, exclude_if=absent, description=MODEL_ID_DESCRIPTION)
 
     @classmethod
     def from_domain(cls, entity: StoredEntity) -> EntityEvidence:
-        return cls(id=entity.id, name=entity.name, type=entity.type, description=entity.description or None)
+        return cls(
+            id=entity.id,
+            name=entity.name,
+            type=entity.type,
+            description=entity.description or None,
+            model_id=entity.model_id,
+        )
 
 
 class EdgeEvidence(EdgeOut):

@@ -43,15 +43,29 @@ PageCursor = Annotated[
 ]
 
 
+# Read back, a missing model is null, as the other fields of these records.
+READ_BACK_MODEL_ID = (
+    "the model that extracted it; null for the facts a caller brought and for those stored before "
+    "models were recorded"
+)
+
+
 class Entity(BaseModel):
     id: int
     name: str
     type: str
     description: str
+    model_id: str | None = Field(description=READ_BACK_MODEL_ID)
 
     @classmethod
     def from_domain(cls, entity: StoredEntity) -> Entity:
-        return cls(id=entity.id, name=entity.name, type=entity.type, description=entity.description)
+        return cls(
+            id=entity.id,
+            name=entity.name,
+            type=entity.type,
+            description=entity.description,
+            model_id=entity.model_id,
+        )
 
 
 class Edge(BaseModel):
@@ -72,6 +86,7 @@ class Edge(BaseModel):
         description="the edge whose fact superseded it; null while live, when only closed, or when superseded "
         "before this was recorded"
     )
+    model_id: str | None = Field(description=READ_BACK_MODEL_ID)
 
     @classmethod
     def from_domain(cls, edge: RecordedEdge) -> Edge:
@@ -180,6 +195,7 @@ class EntityReadback(BaseModel):
     description: str
     created_at: str = Field(description="RFC 3339")
     updated_at: str = Field(description="RFC 3339: the last time a text mentioned it")
+    model_id: str | None = Field(description=READ_BACK_MODEL_ID)
     sessions: list[str] = Field(description="the sessions it was discovered in")
     edges: list[Edge] = Field(
         description="its timeline: every edge touching it, live and superseded, by valid_at (none first), then id"
@@ -197,6 +213,7 @@ class EntityReadback(BaseModel):
             description=entity.description,
             created_at=rfc3339(entity.created_at),
             updated_at=rfc3339(entity.updated_at),
+            model_id=entity.model_id,
             sessions=list(entity.sessions),
             edges=[Edge.from_domain(e) for e in timeline.edges],
             next_cursor=timeline.next_cursor,

@@ -24,7 +24,7 @@ from pydantic import (
 
 from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
 from gligabao.api.facts_models import FactsInput
-from gligabao.api.models import absent, edge_fields
+from gligabao.api.models import MODEL_ID_DESCRIPTION, absent, edge_fields
 from gligabao.api.trajectory_models import (
     EVAL_DESCRIPTION,
     TRAJECTORY_DESCRIPTION,
@@ -331,6 +331,7 @@ class RememberedEntity(BaseModel):
         default=None, exclude_if=absent, description="a place's coordinates from the geo resolver (geo on)"
     )
     longitude: float | None = Field(default=None, exclude_if=absent, description="with latitude")
+    model_id: str | None = Field(default=None, exclude_if=absent, description=MODEL_ID_DESCRIPTION)
 
 
 class RememberedEdge(BaseModel):
@@ -348,6 +349,7 @@ class RememberedEdge(BaseModel):
     )
     created_at: str
     created: bool = Field(description="created by this call (false: a stored fact the text restates)")
+    model_id: str | None = Field(default=None, exclude_if=absent, description=MODEL_ID_DESCRIPTION)
 
     @classmethod
     def from_domain(cls, edge: StoredEdge) -> RememberedEdge:
@@ -363,14 +365,25 @@ class SupersededEdge(BaseModel):
 
 
 class RememberResponse(BaseModel):
+    user_id: str = Field(description="the request's user")
     session_id: str | None = Field(
         default=None, exclude_if=absent, description="the request's session; omitted without one"
     )
     dataset: str
+    kind: str = Field(description='what kind of memory the text is: "knowledge" by default')
     artifact_id: int
+    valid_at: str = Field(
+        description="RFC 3339, UTC: when the text was said or written (the request's reference_time, "
+        "else the time of the remember)"
+    )
+    created_at: str = Field(description="RFC 3339, UTC: when its artifact was stored")
     entities: list[RememberedEntity]
     edges: list[RememberedEdge]
     superseded: list[SupersededEdge]
+    invalidated_edges: list[int] = Field(
+        description="the ids of the stored facts this text superseded, in the order of superseded "
+        "(which has their invalid_at and expired_at)"
+    )
     chunks: int = Field(description="chunks of a long text; 0 when it was not chunked")
     description: str | None = Field(
         default=None,
@@ -388,9 +401,13 @@ class RememberResponse(BaseModel):
     @classmethod
     def from_domain(cls, remembered: Remembered) -> RememberResponse:
         return cls(
+            user_id=remembered.user_id,
             session_id=remembered.session_id,
             dataset=remembered.dataset,
+            kind=remembered.kind,
             artifact_id=remembered.artifact_id,
+            valid_at=rfc3339(remembered.valid_at),
+            created_at=rfc3339(remembered.created_at),
             entities=[
                 RememberedEntity(
                     id=e.id,
@@ -400,6 +417,7 @@ class RememberResponse(BaseModel):
                     created=e.created,
                     latitude=e.latitude,
                     longitude=e.longitude,
+                    model_id=e.model_id,
                 )
                 for e in remembered.entities
             ],
@@ -408,6 +426,7 @@ class RememberResponse(BaseModel):
                 SupersededEdge(id=e.id, invalid_at=rfc3339(e.invalid_at), expired_at=rfc3339(e.expired_at))
                 for e in remembered.superseded
             ],
+            invalidated_edges=[e.id for e in remembered.superseded],
             chunks=remembered.chunks,
             description=remembered.description,
             repeated=remembered.repeated if remembered.description is not None else None,

@@ -35,6 +35,7 @@ class GraphEntity:
     longitude: float | None
     created_at: datetime
     updated_at: datetime
+    model_id: str | None = None  # the model that extracted it
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,8 @@ class PageRows:
 
 
 _ENTITIES_SQL = """
-    SELECT id, name, normalized_name, type, description, latitude, longitude, created_at, updated_at
+    SELECT id, name, normalized_name, type, description, latitude, longitude, created_at, updated_at,
+           model_id
     FROM gb_entities
     WHERE dataset_id = %(ds)s AND %(in_entities)s AND normalized_name > %(after_name)s
     ORDER BY normalized_name
@@ -68,9 +70,10 @@ _ENTITIES_SQL = """
 # `created_at >= t` is the index's range; the second condition skips the rows of the last page.
 _EDGES_SQL = """
     SELECT g.id, g.source_id, g.target_id, g.relation, g.description, g.artifact_id,
-           g.valid_at, g.invalid_at, g.created_at, g.expired_at, s.name AS source, t.name AS target
+           g.valid_at, g.invalid_at, g.created_at, g.expired_at, s.name AS source, t.name AS target,
+           g.model_id
     FROM (SELECT id, source_id, target_id, relation, description, artifact_id,
-                 valid_at, invalid_at, created_at, expired_at
+                 valid_at, invalid_at, created_at, expired_at, model_id
           FROM gb_edges
           WHERE dataset_id = %(ds)s
             AND created_at >= %(after_created_at)s
@@ -91,15 +94,24 @@ _PAGE_SQL = f"""
            created_at, updated_at, NULL::bigint AS source_id, NULL::bigint AS target_id,
            NULL::text AS relation, NULL::bigint AS artifact_id, NULL::timestamptz AS valid_at,
            NULL::timestamptz AS invalid_at, NULL::timestamptz AS expired_at,
-           NULL::text AS source, NULL::text AS target
+           NULL::text AS source, NULL::text AS target, model_id
     FROM page_entities
     UNION ALL
     SELECT 'edge', id, NULL, NULL, NULL, description, NULL, NULL, created_at, NULL, source_id, target_id,
-           relation, artifact_id, valid_at, invalid_at, expired_at, source, target
+           relation, artifact_id, valid_at, invalid_at, expired_at, source, target, model_id
     FROM page_edges
 """
 
-_ENTITY_COLUMNS = ("id", "name", "normalized_name", "type", "description", "latitude", "longitude")
+_ENTITY_COLUMNS = (
+    "id",
+    "name",
+    "normalized_name",
+    "type",
+    "description",
+    "latitude",
+    "longitude",
+    "model_id",
+)
 _EDGE_COLUMNS = (
     "id",
     "source_id",
@@ -113,6 +125,7 @@ _EDGE_COLUMNS = (
     "expired_at",
     "source",
     "target",
+    "model_id",
 )
 
 

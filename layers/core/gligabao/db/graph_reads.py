@@ -605,7 +605,7 @@ _SECOND_HOP = """
 _CONTEXT_EDGES_AND_ENTITIES = """
     context_edges AS MATERIALIZED (
         SELECT g.id, g.source_id, g.target_id, g.relation, g.description, g.artifact_id,
-               g.valid_at, g.invalid_at, g.created_at, g.expired_at, c.band, c.rank, c.similarity
+               g.valid_at, g.invalid_at, g.created_at, g.expired_at, g.model_id, c.band, c.rank, c.similarity
         FROM (SELECT DISTINCT ON (id) id, band, rank, similarity
               FROM (SELECT id, %(band_similar_fact)s::integer AS band, rank, similarity FROM similar_facts
                     UNION ALL
@@ -638,7 +638,7 @@ def expansion_ctes(facts: FactFilter = LIVE_FACTS) -> str:
     (a similar fact's comes from its search); `hop_frontier(id)` and `second_hop(id, distance)`:
     the ranked retrieval's second hop (empty when `%(second_hop)s` is
     0); `context_edges(id, source_id, target_id, relation, description, artifact_id, valid_at,
-    invalid_at, created_at, expired_at, band, rank, similarity)`: the similar facts then those
+    invalid_at, created_at, expired_at, model_id, band, rank, similarity)`: the similar facts then those
     (each edge once); `context_entities(id, band, rank)`: the seeds, then the ends of the context
     edges in the order of the edges (each entity once, in its first band).
 
@@ -693,22 +693,23 @@ CONTEXT_SELECT = """
            NULL::bigint AS artifact_id, NULL::timestamptz AS valid_at, NULL::timestamptz AS invalid_at,
            NULL::timestamptz AS created_at, NULL::timestamptz AS expired_at,
            NULL::bigint AS parent_id, NULL::integer AS chunk_index, NULL::text AS summary, NULL::text AS text,
-           CASE WHEN c.band < %(band_endpoint)s::integer THEN 1 - (e.embedding <=> %(q)s::vector) END AS similarity
+           CASE WHEN c.band < %(band_endpoint)s::integer THEN 1 - (e.embedding <=> %(q)s::vector) END AS similarity,
+           e.model_id
     FROM context_entities AS c JOIN gb_entities AS e ON e.id = c.id
     UNION ALL
     SELECT g.band, g.rank, g.id, NULL, NULL, g.description,
            g.source_id, g.target_id, g.relation, g.artifact_id, g.valid_at, g.invalid_at, g.created_at,
-           g.expired_at, NULL, NULL, NULL, NULL, g.similarity
+           g.expired_at, NULL, NULL, NULL, NULL, g.similarity, g.model_id
     FROM context_edges AS g
     UNION ALL
     SELECT p.band, p.rank, a.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
            a.parent_id, a.chunk_index, CASE WHEN p.with_summary THEN a.summary END,
            CASE WHEN p.band = %(band_passage_with_text)s::integer THEN a.text END,
-           greatest(1 - (a.embedding <=> %(q)s::vector), 1 - (a.summary_embedding <=> %(q)s::vector))
+           greatest(1 - (a.embedding <=> %(q)s::vector), 1 - (a.summary_embedding <=> %(q)s::vector)), NULL
     FROM passages AS p JOIN gb_artifacts AS a ON a.id = p.id
     UNION ALL
     SELECT %(band_search_path)s::integer, 0, NULL, i.name, i.path, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM (SELECT 'entities' AS name, path FROM entities_path
           UNION ALL SELECT 'edges', path FROM edges_path
           UNION ALL SELECT 'chunks', path FROM chunks_path

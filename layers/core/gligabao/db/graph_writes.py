@@ -43,7 +43,7 @@ _CHUNKS_OF_PARENT = """
                                                                              summary_embedding, ord)
             RETURNING id, chunk_index
         )
-        SELECT (SELECT id FROM parent) AS id,
+        SELECT (SELECT id FROM parent) AS id, (SELECT created_at FROM parent) AS created_at,
                coalesce((SELECT array_agg(id ORDER BY chunk_index) FROM chunks), '{}') AS chunk_ids
         """
 
@@ -70,7 +70,7 @@ def send_insert_artifacts(
 ) -> psycopg.Cursor:
     """The text's artifact and its chunks' (kind 'chunk', parent the text); an image's artifact is
     kind 'image', its text the description, its `content_sha256` the image's. The result is read
-    later (`read_artifacts`: text id, chunk ids in order): in pipeline mode the statement travels
+    later (`read_artifacts`: text id, chunk ids in order, creation time): in pipeline mode the statement travels
     with the next one whose result is read."""
     return conn.execute(
         """
@@ -78,7 +78,7 @@ def send_insert_artifacts(
             INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256)
             VALUES (%(dataset_id)s, %(kind)s, %(text)s, %(session_id)s, %(reference_time)s,
                     coalesce(%(content_sha256)s::text, encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex')))
-            RETURNING id, session_id
+            RETURNING id, session_id, created_at
         ),
         """
         + _CHUNKS_OF_PARENT,
@@ -94,9 +94,9 @@ def send_insert_artifacts(
     )
 
 
-def read_artifacts(cursor: psycopg.Cursor) -> tuple[int, list[int]]:
+def read_artifacts(cursor: psycopg.Cursor) -> tuple[int, list[int], datetime]:
     row = cursor.fetchone()
-    return row["id"], list(row["chunk_ids"])
+    return row["id"], list(row["chunk_ids"]), row["created_at"]
 
 
 def fill_pending_artifact(
@@ -106,9 +106,10 @@ def fill_pending_artifact(
     *,
     reference_time: datetime,
     chunks: Sequence[ChunkRow],
-) -> list[int] | None:
+) -> tuple[list[int], datetime] | None:
     """What `send_insert_artifacts` stores, into the pending artifact of an asynchronous remember: marks
-    it done and inserts its chunks, in one statement. None when it is done already (another delivery
+    it done and inserts its chunks, in one statement; its chunks' ids and creation time (when the
+    remember was accepted), or None when it is done already (another delivery
     of the same job stored it) or gone: the caller then stores nothing."""
     return read_filled_artifact(
         send_fill_pending_artifact(
@@ -136,7 +137,7 @@ def send_fill_pending_artifact(
               AND status <> 'done' AND """
         + NOT_CANCELLED.format(a="")
         + """
-            RETURNING id, session_id
+            RETURNING id, session_id, created_at
         ),
         """
         + _CHUNKS_OF_PARENT,
@@ -150,9 +151,9 @@ def send_fill_pending_artifact(
     )
 
 
-def read_filled_artifact(cursor: psycopg.Cursor) -> list[int] | None:
+def read_filled_artifact(cursor: psycopg.Cursor) -> tuple[list[int], datetime] | None:
     row = cursor.fetchone()
-    return None if row["id"] is None else list(row["chunk_ids"])
+    return None if row["id"] is None else (list(row["chunk_ids"]), row["created_at"])
 
 
 def _nearest_first(select: str, column: str, to: str, limit: str, rows: str, walk: str) -> str:
@@ -291,7 +292,7 @@ def known_entities_and_live_edges(
         SELECT m.ord, m.id AS match_id, NULL::bigint AS id, NULL::bigint AS source_id, NULL::bigint AS target_id,
                NULL AS source, NULL AS target, NULL AS relation, NULL AS description, NULL::bigint AS artifact_id,
                NULL::timestamptz AS valid_at, NULL::timestamptz AS invalid_at, NULL::timestamptz AS created_at,
-               NULL::timestamptz AS expired_at
+               NULL::timestamptz AS expired_at, NULL::text AS model_id
         FROM matched m
         UNION ALL
         SELECT NULL, NULL, {_EDGE_COLUMNS}
@@ -333,20 +334,21 @@ class EntityRow:
 
 
 def upsert_entities(
-    conn: psycopg.Connection, dataset_id: int, entities: Sequence[EntityRow]
+    conn: psycopg.Connection, dataset_id: int, entities: Sequence[EntityRow], model_id: str | None = None
 ) -> list[StoredEntity]:
     """Update the matched entities (fill an empty description or an unknown type, bump updated_at)
     and insert the others, upserting on (dataset_id, normalized_name) so that a concurrent
     creation of the same name ends in one row. Rows are written in normalized-name order, the
     same in every transaction, so concurrent upserts wait for each other instead of deadlocking.
 
-    Returns one entity per input, in input order.
+    `model_id`, the model that extracted them, is stored with the entities created (a stored
+    entity keeps the model that first extracted it). Returns one entity per input, in input order.
     """
-    return send_upsert_entities(conn, dataset_id, entities).fetchall()
+    return send_upsert_entities(conn, dataset_id, entities, model_id).fetchall()
 
 
 def send_upsert_entities(
-    conn: psycopg.Connection, dataset_id: int, entities: Sequence[EntityRow]
+    conn: psycopg.Connection, dataset_id: int, entities: Sequence[EntityRow], model_id: str | None = None
 ) -> psycopg.Cursor[StoredEntity]:
     """`upsert_entities`'s statement, its rows read later (`fetchall()`)."""
     cursor = conn.cursor(row_factory=class_row(StoredEntity))
@@ -366,7 +368,7 @@ def send_upsert_entities(
             FROM input i
             WHERE e.id = i.matched_id AND e.dataset_id = %(dataset_id)s
               AND (e.embedding IS NULL OR (e.description = '' AND i.description <> ''))
-            RETURNING i.ord, e.id, e.name, e.type, e.description, false AS created
+            RETURNING i.ord, e.id, e.name, e.type, e.description, e.model_id, false AS created
         ),
         -- The vector is not assigned at all here: even assigned its own value through the join, it
         -- would count as changed, and the touch would not be a HOT update (migration 0009).
@@ -378,14 +380,15 @@ def send_upsert_entities(
             FROM input i
             WHERE e.id = i.matched_id AND e.dataset_id = %(dataset_id)s
               AND NOT (e.embedding IS NULL OR (e.description = '' AND i.description <> ''))
-            RETURNING i.ord, e.id, e.name, e.type, e.description, false AS created
+            RETURNING i.ord, e.id, e.name, e.type, e.description, e.model_id, false AS created
         ),
         updated AS (
             SELECT * FROM revectored UNION ALL SELECT * FROM touched
         ),
         inserted AS (
-            INSERT INTO gb_entities AS e (dataset_id, name, normalized_name, type, description, embedding)
-            SELECT %(dataset_id)s, name, normalized_name, type, description, embedding
+            INSERT INTO gb_entities AS e (dataset_id, name, normalized_name, type, description, embedding,
+                                          model_id)
+            SELECT %(dataset_id)s, name, normalized_name, type, description, embedding, %(model_id)s::text
             FROM input WHERE matched_id IS NULL
             ORDER BY normalized_name
             ON CONFLICT (dataset_id, normalized_name) DO UPDATE
@@ -394,17 +397,19 @@ def send_upsert_entities(
                 embedding = CASE WHEN e.embedding IS NULL OR (e.description = '' AND EXCLUDED.description <> '')
                                  THEN EXCLUDED.embedding ELSE e.embedding END,
                 updated_at = now()
-            RETURNING e.normalized_name, e.id, e.name, e.type, e.description, (e.xmax = 0) AS created
+            RETURNING e.normalized_name, e.id, e.name, e.type, e.description, e.model_id,
+                      (e.xmax = 0) AS created
         )
-        SELECT id, name, type, description, created
-        FROM (SELECT ord, id, name, type, description, created FROM updated
+        SELECT id, name, type, description, model_id, created
+        FROM (SELECT ord, id, name, type, description, model_id, created FROM updated
               UNION ALL
-              SELECT i.ord, n.id, n.name, n.type, n.description, n.created
+              SELECT i.ord, n.id, n.name, n.type, n.description, n.model_id, n.created
               FROM inserted n JOIN input i ON i.matched_id IS NULL AND i.normalized_name = n.normalized_name) AS stored
         ORDER BY ord
         """,
         {
             "dataset_id": dataset_id,
+            "model_id": model_id,
             "matched_id": [e.matched_id for e in entities],
             "name": [e.name for e in entities],
             "normalized_name": [e.normalized_name for e in entities],
@@ -416,7 +421,7 @@ def send_upsert_entities(
 
 
 _EDGE_COLUMNS = """e.id, e.source_id, e.target_id, s.name AS source, t.name AS target, e.relation, e.description,
-               e.artifact_id, e.valid_at, e.invalid_at, e.created_at, e.expired_at"""
+               e.artifact_id, e.valid_at, e.invalid_at, e.created_at, e.expired_at, e.model_id"""
 
 
 def live_edges(
@@ -572,8 +577,11 @@ class EdgeRow:
     embedding: Sequence[float]
 
 
-def insert_edges(conn: psycopg.Connection, dataset_id: int, edges: Sequence[EdgeRow]) -> list[StoredEdge]:
-    """Insert new edges; returns them (without their endpoints' names) in input order.
+def insert_edges(
+    conn: psycopg.Connection, dataset_id: int, edges: Sequence[EdgeRow], model_id: str | None = None
+) -> list[StoredEdge]:
+    """Insert new edges, with `model_id`, the model that extracted them; returns them (without
+    their endpoints' names) in input order.
 
     The inputs must be distinct by (source_id, target_id, relation): that is how rows are matched back.
     """
@@ -583,20 +591,21 @@ def insert_edges(conn: psycopg.Connection, dataset_id: int, edges: Sequence[Edge
             """
         WITH inserted AS (
             INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, artifact_id,
-                                  valid_at, invalid_at, embedding)
+                                  valid_at, invalid_at, embedding, model_id)
             SELECT %(dataset_id)s, source_id, target_id, relation, description, artifact_id, valid_at,
-                   invalid_at, embedding
+                   invalid_at, embedding, %(model_id)s::text
             FROM unnest(%(source_id)s::bigint[], %(target_id)s::bigint[], %(relation)s::text[],
                         %(description)s::text[], %(artifact_id)s::bigint[], %(valid_at)s::timestamptz[],
                         %(invalid_at)s::timestamptz[], %(embedding)b::vector[])
                  AS i(source_id, target_id, relation, description, artifact_id, valid_at, invalid_at, embedding)
             RETURNING id, source_id, target_id, relation, description, artifact_id, valid_at, invalid_at,
-                      created_at, expired_at
+                      created_at, expired_at, model_id
         )
         SELECT * FROM inserted
         """,
             {
                 "dataset_id": dataset_id,
+                "model_id": model_id,
                 "source_id": [e.source_id for e in edges],
                 "target_id": [e.target_id for e in edges],
                 "relation": [e.relation for e in edges],

@@ -21,7 +21,8 @@ class StoredImage:
     artifact_id: int
     session_id: str | None
     extraction: dict[str, Any]
-    created_at: datetime
+    created_at: datetime  # its artifact's
+    reference_time: datetime  # when it was captured, as its first remember said (default: then)
     entities: list[StoredEntity]
     edges: list[StoredEdge]
 
@@ -31,8 +32,10 @@ def find_image(conn: psycopg.Connection, dataset_id: int, sha256: str) -> Stored
     stated (provenance links); None when the dataset does not hold it."""
     row = conn.execute(
         """
-        SELECT artifact_id, session_id, extraction, created_at FROM gb_image_artifacts
-        WHERE dataset_id = %(dataset_id)s AND sha256 = %(sha256)s
+        SELECT i.artifact_id, i.session_id, i.extraction, a.created_at,
+               coalesce(a.reference_time, a.created_at) AS reference_time
+        FROM gb_image_artifacts i JOIN gb_artifacts a ON a.id = i.artifact_id
+        WHERE i.dataset_id = %(dataset_id)s AND i.sha256 = %(sha256)s
         """,
         {"dataset_id": dataset_id, "sha256": sha256},
     ).fetchone()
@@ -43,7 +46,7 @@ def find_image(conn: psycopg.Connection, dataset_id: int, sha256: str) -> Stored
         conn.cursor(row_factory=class_row(StoredEntity))
         .execute(
             """
-            SELECT e.id, e.name, e.type, e.description
+            SELECT e.id, e.name, e.type, e.description, e.model_id
             FROM gb_entity_artifacts l JOIN gb_entities e ON e.id = l.entity_id
             WHERE l.artifact_id = %(artifact_id)s AND e.dataset_id = %(dataset_id)s
             ORDER BY e.id
@@ -57,7 +60,7 @@ def find_image(conn: psycopg.Connection, dataset_id: int, sha256: str) -> Stored
         .execute(
             """
             SELECT g.id, g.source_id, g.target_id, g.relation, g.description, g.artifact_id, g.valid_at,
-                   g.invalid_at, g.created_at, g.expired_at, s.name AS source, t.name AS target
+                   g.invalid_at, g.created_at, g.expired_at, s.name AS source, t.name AS target, g.model_id
             FROM gb_edge_artifacts l
             JOIN gb_edges g ON g.id = l.edge_id
             JOIN gb_entities s ON s.id = g.source_id
@@ -70,7 +73,13 @@ def find_image(conn: psycopg.Connection, dataset_id: int, sha256: str) -> Stored
         .fetchall()
     )
     return StoredImage(
-        row["artifact_id"], row["session_id"], row["extraction"], row["created_at"], entities, edges
+        row["artifact_id"],
+        row["session_id"],
+        row["extraction"],
+        row["created_at"],
+        row["reference_time"],
+        entities,
+        edges,
     )
 
 

@@ -32,7 +32,7 @@ Record = TypeVar("Record")
 # that stated it (the first one, `artifact_id`, included even when it has no provenance link).
 _EDGE_COLUMNS = """g.id, g.source_id, g.target_id, s.name AS source, t.name AS target, g.relation,
            g.description, g.artifact_id, g.valid_at, g.invalid_at, g.created_at, g.expired_at,
-           g.superseded_by,
+           g.superseded_by, g.model_id,
            ARRAY(SELECT l.artifact_id FROM gb_edge_artifacts l WHERE l.edge_id = g.id
                  UNION SELECT g.artifact_id WHERE g.artifact_id IS NOT NULL
                  ORDER BY 1) AS artifact_ids"""
@@ -81,7 +81,7 @@ def session_rows(
             LIMIT %(take)s
         ),
         entity_page AS (
-            SELECT e.id, e.name, e.type, e.description
+            SELECT e.id, e.name, e.type, e.description, e.model_id
             FROM gb_entity_sessions l
             JOIN gb_entities e ON e.id = l.entity_id
             WHERE l.session_id = %(session_id)s AND e.dataset_id = (SELECT id FROM dataset)
@@ -153,7 +153,7 @@ def artifact_rows(conn: psycopg.Connection, *, user_id: str, artifact_id: int) -
             SELECT id FROM artifact UNION ALL SELECT id FROM chunk
         ),
         entity AS (
-            SELECT DISTINCT e.id, e.name, e.type, e.description
+            SELECT DISTINCT e.id, e.name, e.type, e.description, e.model_id
             FROM gb_entity_artifacts l
             JOIN gb_entities e ON e.id = l.entity_id
             WHERE l.artifact_id IN (SELECT id FROM piece) AND e.dataset_id = (SELECT dataset_id FROM artifact)
@@ -210,7 +210,7 @@ def entity_rows(
         f"""
         WITH entity AS (
             SELECT e.id, e.dataset_id, d.name AS dataset, e.name, e.type, e.description, e.created_at,
-                   e.updated_at,
+                   e.updated_at, e.model_id,
                    ARRAY(SELECT l.session_id FROM gb_entity_sessions l WHERE l.entity_id = e.id
                          ORDER BY l.session_id) AS sessions
             FROM gb_entities e
@@ -243,6 +243,7 @@ def entity_rows(
             WHERE g.dataset_id = (SELECT dataset_id FROM entity)
         )
         SELECT e.id, e.dataset, e.name, e.type, e.description, e.created_at, e.updated_at, e.sessions,
+               e.model_id,
                (SELECT coalesce(jsonb_agg(to_jsonb(p) - 'at' ORDER BY p.at, p.id), '[]') FROM edge p) AS edges
         FROM entity e
         """,

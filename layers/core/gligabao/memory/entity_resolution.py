@@ -29,9 +29,11 @@ def send_stored_entities(
     entities: Sequence[TextEntity],
     vectors: Sequence[Sequence[float]],
     matches: Sequence[int | None],
+    *,
+    model_id: str | None = None,
 ) -> Callable[[], dict[str, StoredEntity]]:
     """Send the update of the matched entities (`matches`, from match_entities) and the creation
-    of the others; the returned function reads them (normalized name -> the stored entity), so
+    of the others (with `model_id`, the model that extracted them); the returned function reads them (normalized name -> the stored entity), so
     that statements sent meanwhile share its round trip in pipeline mode."""
     if not entities:
         return dict
@@ -52,7 +54,7 @@ def send_stored_entities(
                 stored_id, entity.name, entity.normalized_name, entity.type, entity.description, vector
             )
         )
-    cursor = graph_writes.send_upsert_entities(conn, dataset_id, rows)
+    cursor = graph_writes.send_upsert_entities(conn, dataset_id, rows, model_id)
 
     def stored_entities() -> dict[str, StoredEntity]:
         stored = cursor.fetchall()

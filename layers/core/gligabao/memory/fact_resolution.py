@@ -194,8 +194,10 @@ def store_facts(
     piece_artifacts: Sequence[int],
     now: datetime,
     live: Sequence[StoredEdge] | None = None,
+    model_id: str | None = None,
 ) -> FactsStored:
-    """Insert the new edges, link the restated ones, close and supersede; under the dataset's lock.
+    """Insert the new edges (with `model_id`, the model that extracted them), link the restated
+    ones, close and supersede; under the dataset's lock.
     `live`: the live edges of the facts' triples and of the judgement (`send_live_edges`), when
     the caller read them already. The ends are written without reading them back: under the lock,
     the live edges read stay live until the transaction ends."""
@@ -214,7 +216,9 @@ def store_facts(
             restated[triple] = edge
 
     new_triples = [t for t in triples if t not in restated]
-    inserted = _insert_new_edges(conn, dataset_id, graph, groups, new_triples, fact_vectors, piece_artifacts)
+    inserted = _insert_new_edges(
+        conn, dataset_id, graph, groups, new_triples, fact_vectors, piece_artifacts, model_id
+    )
     stated_edge_ids = {triple: edge.id for triple, edge in (*restated.items(), *inserted.items())}
     ends = _edge_ends(graph, groups, restated, stated_edge_ids, judgement, live_by_id, now)
     if ends:
@@ -249,6 +253,7 @@ def _insert_new_edges(
     new_triples: list[tuple],
     fact_vectors: Sequence[Sequence[float]],
     piece_artifacts: Sequence[int],
+    model_id: str | None,
 ) -> dict[tuple, StoredEdge]:
     """Insert the facts that restate nothing; triple -> the edge stored."""
     if not new_triples:
@@ -267,7 +272,7 @@ def _insert_new_edges(
                 fact_vectors[groups[triple][0]],
             )
         )
-    return dict(zip(new_triples, graph_writes.insert_edges(conn, dataset_id, rows), strict=True))
+    return dict(zip(new_triples, graph_writes.insert_edges(conn, dataset_id, rows, model_id), strict=True))
 
 
 def send_live_edges(

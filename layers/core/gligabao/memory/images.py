@@ -28,7 +28,14 @@ from gligabao.memory.geo import locate_places
 from gligabao.memory.names import normalized_name
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
-from gligabao.memory.remember import Remembered, TextToRemember, embed, judge_facts, write_graph
+from gligabao.memory.remember import (
+    Remembered,
+    TextToRemember,
+    embed,
+    extract_model,
+    judge_facts,
+    write_graph,
+)
 from gligabao.memory.trajectory import recorder_for
 from gligabao.model import IMAGE_MEDIA_TYPES
 from gligabao.observability.inferences import save_inferences, unsaved_on_failure
@@ -181,6 +188,7 @@ def remember_image(
                     places,
                     kind="image",
                     content_sha256=sha256,
+                    model_id=extract_model(llm, image.models, "image"),
                 )
                 image_rows.insert_image(
                     uow.conn,
@@ -220,6 +228,9 @@ def _repeated(image: ImageToRemember, first: image_rows.StoredImage) -> Remember
         ),
         superseded=[],
         chunks=0,
+        user_id=image.user_id,
+        valid_at=first.reference_time,
+        created_at=first.created_at,
         description=str(first.extraction.get("description", "")).strip(),
         repeated=True,
     )

@@ -28,6 +28,10 @@ from gligabao.memory.trajectory import recorder_for
 from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, save_inferences, unsaved_on_failure
 
+# What a remembered text is when its request says nothing: knowledge, not an episode (the
+# reference server's `kind`).
+DEFAULT_KIND = "knowledge"
+
 
 class AlreadyStored(Exception):
     """The pending artifact a remember was to fill is done, gone or cancelled (its request's jobs
@@ -49,7 +53,8 @@ class TextToRemember:
 @dataclass(frozen=True)
 class Remembered:
     """What one remember stored: the artifact, every entity and fact the text states (created now
-    or already stored), the stored facts it superseded, and the number of chunks."""
+    or already stored), the stored facts it superseded, and the number of chunks; whose it is,
+    what kind of memory, when the text was said (`valid_at`) and stored (`created_at`)."""
 
     session_id: str | None
     dataset: str
@@ -58,6 +63,10 @@ class Remembered:
     edges: list[StoredEdge]
     superseded: list[EndedEdge]
     chunks: int
+    user_id: str
+    valid_at: datetime  # the text's reference_time: when it was said or written
+    created_at: datetime  # when its artifact was stored
+    kind: str = DEFAULT_KIND
     description: str | None = None  # an image's: what it shows (its artifact's text)
     repeated: bool = False  # an image the dataset held: answered from its first remember
     trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
@@ -150,7 +159,13 @@ def remember_text(
             reference_time,
             places,
             artifact_id=artifact_id,
+            model_id=extract_model(llm, request.models),
         )
+
+
+def extract_model(llm: object, models: Mapping[str, str], stage: str = "extract") -> str | None:
+    """The model a stage runs on: the request's for it, else the LLM's default."""
+    return models.get(stage) or getattr(llm, "default_model", None)
 
 
 def embedded_strings(graph: TextGraph, chunks: Sequence[str]) -> list[str]:
@@ -241,10 +256,12 @@ def store(
     *,
     kind: str = "text",
     artifact_id: int | None = None,
+    model_id: str | None = None,
 ) -> Remembered:
     """Write everything in one transaction, under the dataset's lock. `places`: the coordinates
     of the place entities, by normalized name (geo on: one more statement when there are some).
     `kind`: the artifact's ('facts' for the caller's own facts, whose text is them as given).
+    `model_id`: the model that extracted the graph (None for the caller's own facts).
     `artifact_id`: the pending artifact of an asynchronous remember, filled instead of inserted."""
     with (
         unsaved_on_failure(op.call),
@@ -268,6 +285,7 @@ def store(
             places,
             kind=kind,
             artifact_id=artifact_id,
+            model_id=model_id,
         )
         save_inferences(uow.conn, op.call)
         remembered = op.trajectory.save_remember(uow.conn, dataset_id, remembered)
@@ -290,9 +308,11 @@ def write_graph(
     kind: str = "text",
     content_sha256: str | None = None,
     artifact_id: int | None = None,
+    model_id: str | None = None,
 ) -> Remembered:
     """The artifact(s), entities, facts and links of one remember, in the caller's transaction
     (which holds the dataset's lock); `kind` 'image' for an image, whose text is its description.
+    `model_id`: the model that extracted the graph, stored with the entities and facts it creates.
     With `artifact_id` (a pending text artifact), the same round trips: an UPDATE of that artifact
     instead of the INSERT, and AlreadyStored (the caller's transaction rolls back) when it is done."""
     conn, now = uow.conn, memory.clock()
@@ -330,14 +350,16 @@ def write_graph(
         walk=memory.limits.hnsw_candidates,
     )
     if artifact_id is None:
-        artifact_id, chunk_ids = graph_writes.read_artifacts(artifacts)
+        artifact_id, chunk_ids, created_at = graph_writes.read_artifacts(artifacts)
     else:
         filled = graph_writes.read_filled_artifact(artifacts)
         if filled is None:  # rolls the transaction back: nothing is stored twice
             raise AlreadyStored(f"artifact {artifact_id} is stored already")
-        chunk_ids = filled
+        chunk_ids, created_at = filled
     piece_artifacts = chunk_ids or [artifact_id]
-    read_entities = send_stored_entities(conn, dataset_id, graph.entities, vectors.entities, matches)
+    read_entities = send_stored_entities(
+        conn, dataset_id, graph.entities, vectors.entities, matches, model_id=model_id
+    )
     known = {e.normalized_name: match for e, match in zip(graph.entities, matches, strict=True) if match}
     live = fact_resolution.send_live_edges(conn, dataset_id, graph, known, judgement) if graph.facts else None
     entities = read_entities()
@@ -358,6 +380,7 @@ def write_graph(
         piece_artifacts,
         now,
         live=live.fetchall() if live is not None else [],
+        model_id=model_id,
     )
     _link(uow, request, graph, entities, facts, piece_artifacts)
     mentioned = _distinct(
@@ -376,6 +399,11 @@ def write_graph(
         edges=[stated.edge for stated in facts.stated],
         superseded=facts.superseded,
         chunks=len(chunks),
+        user_id=request.user_id,
+        valid_at=reference_time,
+        created_at=created_at,
+        # The request's kind where it has one (texts), else what a text is by default.
+        kind=getattr(request, "kind", None) or DEFAULT_KIND,
     )
 
 

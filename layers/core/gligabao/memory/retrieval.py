@@ -236,7 +236,11 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
         if row.get("similarity") is not None:
             context.similarity[(band.kind, row["id"])] = row["similarity"]
         if band.kind == "entity":
-            context.entities.append(StoredEntity(row["id"], row["name"], row["type"], row["description"]))
+            context.entities.append(
+                StoredEntity(
+                    row["id"], row["name"], row["type"], row["description"], model_id=row.get("model_id")
+                )
+            )
             names[row["id"]] = row["name"]
             if band is Band.SIMILARITY_SEED:
                 context.similarity_seeds.append(row["id"])
@@ -258,6 +262,7 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
                     row["expired_at"],
                     source=names.get(row["source_id"], ""),
                     target=names.get(row["target_id"], ""),
+                    model_id=row.get("model_id"),
                 )
             )
             if band is Band.SIMILAR_FACT:
