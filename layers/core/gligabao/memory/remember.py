@@ -44,6 +44,7 @@ class TextToRemember:
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
     eval: bool = False  # record the call's trajectory (SPEC section 10)
+    memory_kind: str = "knowledge"  # or "episode": stored on the artifact and its chunks
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,7 @@ def write_graph(
             chunks=chunk_rows,
             kind=kind,
             content_sha256=content_sha256,
+            memory_kind=request.memory_kind,
         )
     else:
         artifacts = graph_writes.send_fill_pending_artifact(
