@@ -377,10 +377,11 @@ class Memory:
         return self._call(DatasetList, "GET", "/v1/gb/datasets", params=self._params())
 
     def delete_dataset(self, dataset: str) -> DatasetDeleted:
-        """Delete a dataset and everything in it."""
-        return self._call(
-            DatasetDeleted, "DELETE", f"/v1/gb/datasets/{_segment(dataset)}", params=self._params()
-        )
+        """Delete a dataset and everything in it (the API answers 204; an older one, 200 with this body)."""
+        response = self._send("DELETE", f"/v1/gb/datasets/{_segment(dataset)}", params=self._params())
+        if response.status_code == 204:
+            return DatasetDeleted(dataset=dataset, deleted=True)
+        return _parsed(DatasetDeleted, response)
 
     # --- read back -----------------------------------------------------------------------------
 
