@@ -68,6 +68,13 @@ def test_query_returns_the_answer_and_its_evidence(memory, db, models):
     assert [e.id for e in answer.evidence.edges] == [stored.edges[0].id]
 
 
+def test_an_episode_is_remembered_as_one(memory, db, models):
+    stored = memory.remember("Alice works at Acme.", kind="episode")
+
+    assert stored.kind == "episode"
+    assert memory.artifact(stored.artifact_id).memory_kind == "episode"
+
+
 def test_datasets_list_and_delete(memory, db, models):
     memory.remember("Alice works at Acme.", dataset="work")
 

@@ -19,8 +19,11 @@ OPERATIONS = {
     "DELETE /v1/gb/entities/{entity_id}",
     "DELETE /v1/gb/edges/{edge_id}",
     "GET /v1/gb/graph",
+    "GET /v1/gb/datasets/{dataset}/graph",
     "POST /v1/gb/remember",
+    "POST /v1/gb/eval/remember",
     "POST /v1/gb/query",
+    "POST /v1/gb/eval/query",
 }
 
 

@@ -90,7 +90,7 @@ def test_a_valid_token_lists_and_deletes_its_subject_s_datasets(jwt_api, db, ide
     deleted = jwt_api.delete("/v1/gb/datasets/main", headers=token)
 
     assert [d["name"] for d in listed.json["datasets"]] == ["main"]
-    assert deleted.status == 200, deleted.json
+    assert deleted.status == 204, deleted.raw
     assert db.execute("SELECT user_id FROM gb_datasets").fetchall() == [("u2",)]
 
 

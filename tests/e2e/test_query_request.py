@@ -307,7 +307,7 @@ def test_a_dataset_deleted_since_a_query_found_it_is_404_and_looked_up_again(api
     alice_works_at_acme(db)
     assert ask(api).status == 200  # the container now knows the dataset: no lookup before the embedding
 
-    assert api.delete("/v1/gb/datasets/main?user_id=u1").status == 200
+    assert api.delete("/v1/gb/datasets/main?user_id=u1").status == 204
     gone, again = ask(api), ask(api)
 
     assert (gone.status, gone.json) == (404, {"error": "dataset 'main' not found"})

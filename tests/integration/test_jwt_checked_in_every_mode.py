@@ -17,10 +17,13 @@ from gligabao.local.server import build_event
 REQUESTS = [
     ("remember", "POST", "/v1/gb/remember", {"user_id": "u2", "text": "Alice works at Acme."}),
     ("remember", "POST", "/v1/gb/remember/batch", {"user_id": "u2", "texts": [{"text": "Alice"}]}),
+    ("remember", "POST", "/v1/gb/eval/remember", {"user_id": "u2", "text": "Alice works at Acme."}),
     ("query", "POST", "/v1/gb/query", {"user_id": "u2", "question": "Where does Alice work?"}),
+    ("query", "POST", "/v1/gb/eval/query", {"user_id": "u2", "question": "Where does Alice work?"}),
     ("datasets", "GET", "/v1/gb/datasets", None),
     ("datasets", "DELETE", "/v1/gb/datasets/main", None),
     ("graph", "GET", "/v1/gb/graph", None),
+    ("graph", "GET", "/v1/gb/datasets/main/graph", None),
     ("sessions", "GET", "/v1/gb/sessions/a", None),
     ("sessions", "GET", "/v1/gb/entities/e1", None),
     ("forget", "DELETE", "/v1/gb/edges/e1", None),

@@ -4,6 +4,8 @@ import pytest
 
 from gligabao.ai.stages import (
     QUERY_STAGES,
+    REMEMBER_ALIASES,
+    REMEMBER_IDLE_REASONING,
     REMEMBER_STAGES,
     level_for,
     parse_level,
@@ -106,3 +108,53 @@ def test_a_model_name_of_128_characters_is_accepted():
 def test_models_for_a_stage_of_the_other_operation_are_a_400():
     with pytest.raises(BadRequest, match='models: "detect_geo" is a stage of query, not of remember'):
         parse_models({"detect_geo": "claude-haiku-4-5"}, REMEMBER_STAGES)
+
+
+# --- the gligabao server's stage names (issue 39) --------------------------------------------
+
+
+def _remember_reasoning(value):
+    return parse_reasoning(
+        value, REMEMBER_STAGES, "extract", aliases=REMEMBER_ALIASES, idle=REMEMBER_IDLE_REASONING
+    )
+
+
+def test_the_gligabao_servers_stage_names_are_aliases_of_remembers_stages():
+    models = {
+        "extract_graph": "claude-sonnet-4-5",
+        "resolve_edges": "claude-haiku-5-5",
+        "extract_image": "claude-opus-4-1",
+    }
+    assert parse_models(models, REMEMBER_STAGES, aliases=REMEMBER_ALIASES) == {
+        "extract": "claude-sonnet-4-5",
+        "resolve": "claude-haiku-5-5",
+        "image": "claude-opus-4-1",
+    }
+    assert _remember_reasoning({"summarize_chunk": "low", "resolve_edges": "medium"}) == {
+        "extract": "low",
+        "resolve": "medium",
+    }
+
+
+def test_summarize_chunk_gives_way_to_the_extract_stage_named_otherwise():
+    assert _remember_reasoning({"summarize_chunk": "none", "extract_graph": "high"}) == {"extract": "high"}
+    assert _remember_reasoning({"extract": "low", "summarize_chunk": "high"}) == {"extract": "low"}
+
+
+def test_two_names_of_one_stage_with_different_values_are_a_400():
+    with pytest.raises(BadRequest, match='"extract" and "extract_graph" name the same stage'):
+        _remember_reasoning({"extract": "low", "extract_graph": "high"})
+    assert _remember_reasoning({"extract": "low", "extract_graph": "low"}) == {"extract": "low"}
+
+
+def test_the_timeseries_stage_level_is_checked_and_unused():
+    assert _remember_reasoning({"resolve_series": "low", "resolve_edges": "low"}) == {"resolve": "low"}
+    with pytest.raises(BadRequest, match='unknown level "max"'):
+        _remember_reasoning({"resolve_series": "max"})
+    with pytest.raises(BadRequest, match='unknown stage "resolve_series"'):
+        parse_models({"resolve_series": "claude-haiku-5-5"}, REMEMBER_STAGES, aliases=REMEMBER_ALIASES)
+
+
+def test_the_aliases_are_remembers_only():
+    with pytest.raises(BadRequest, match='unknown stage "extract_graph"'):
+        parse_reasoning({"extract_graph": "low"}, QUERY_STAGES, "query")

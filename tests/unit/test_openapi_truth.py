@@ -8,6 +8,7 @@ import pytest
 from conftest import ROOT, reconfigure
 
 from gligabao.api.app import openapi_document
+from gligabao.api.remember_models import BASE64_PATTERN
 from gligabao.api.routes import all_routers
 from gligabao.limits import Limits
 from gligabao.local.server import LocalApi
@@ -16,7 +17,8 @@ STATUSES = {
     ("/v1/gb/health", "get"): {"200", "503"},
     ("/v1/gb/openapi.json", "get"): {"200", "503"},
     ("/v1/gb/datasets", "get"): {"200", "400", "503"},
-    ("/v1/gb/datasets/{dataset}", "delete"): {"200", "400", "404", "503"},
+    ("/v1/gb/datasets/{dataset}", "delete"): {"204", "400", "404", "503"},
+    ("/v1/gb/datasets/{dataset}/graph", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/sessions/{session_id}", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/artifacts/{artifact_id}", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/entities/{entity_id}", "get"): {"200", "400", "404", "503"},
@@ -26,7 +28,9 @@ STATUSES = {
     ("/v1/gb/graph", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/remember", "post"): {"200", "202", "400", "409", "413", "502", "503"},
     ("/v1/gb/remember/batch", "post"): {"202", "400", "409", "413", "503"},
+    ("/v1/gb/eval/remember", "post"): {"200", "202", "400", "409", "413", "502", "503"},
     ("/v1/gb/query", "post"): {"200", "400", "404", "413", "502", "503"},
+    ("/v1/gb/eval/query", "post"): {"200", "400", "404", "413", "502", "503"},
     ("/v1/gb/trajectories", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/trajectories/{trajectory_id}", "get"): {"200", "400", "404", "503"},
 }
@@ -56,6 +60,9 @@ def test_every_error_status_is_documented_with_the_error_body():
     for operations in document["paths"].values():
         for operation in operations.values():
             for status, response in operation["responses"].items():
+                if status == "204":  # no body
+                    assert "content" not in response
+                    continue
                 schema = response["content"]["application/json"]["schema"]
                 if not status.startswith("2"):
                     assert schema == {"$ref": "#/components/schemas/ErrorBody"}, status
@@ -72,7 +79,29 @@ def test_request_schemas_carry_the_validators_rules():
     assert remember["text"]["anyOf"][0]["minLength"] == 1
     assert query["query"]["minLength"] == 1 and "pattern" in query["query"]
     assert query["reasoning"]["anyOf"][1]["propertyNames"] == {"enum": ["query", "detect_geo"]}
-    assert remember["reasoning"]["anyOf"][1]["propertyNames"] == {"enum": ["extract", "resolve", "image"]}
+    # with the gligabao server's names of the same stages, and its idle timeseries stage
+    assert remember["reasoning"]["anyOf"][1]["propertyNames"] == {
+        "enum": [
+            *("extract", "resolve", "image"),
+            *("extract_graph", "summarize_chunk", "resolve_edges", "extract_image", "resolve_series"),
+        ]
+    }
+    assert remember["models"]["anyOf"][0]["propertyNames"] == {
+        "enum": [
+            "extract",
+            "resolve",
+            "image",
+            "extract_graph",
+            "summarize_chunk",
+            "resolve_edges",
+            "extract_image",
+        ]
+    }
+    assert remember["kind"]["enum"] == ["knowledge", "episode"]
+    assert {"$ref": "#/components/schemas/ImageInput"} in remember["image"]["anyOf"]
+    assert {"type": "string", "pattern": BASE64_PATTERN, "contentEncoding": "base64"}.items() <= next(
+        a for a in remember["image"]["anyOf"] if a.get("type") == "string"
+    ).items()
     assert query["geo_nearby"]["anyOf"] == [{"const": False}, {"type": "null"}]  # geo is off
     assert query["geo_radius_km"]["type"] == "null"
     assert schemas["ImageInput"]["properties"]["media_type"]["enum"] == [

@@ -175,6 +175,9 @@ def test_routes_are_plainly_readable(template):
     assert routes[("ANY", "$default")].startswith("functions/system")
     assert routes[("ANY", "/v1/gb/remember")].startswith("functions/remember")
     assert routes[("ANY", "/v1/gb/remember/batch")].startswith("functions/remember")
+    assert routes[("ANY", "/v1/gb/eval/remember")].startswith("functions/remember")
+    assert routes[("ANY", "/v1/gb/eval/query")].startswith("functions/query")
+    assert routes[("ANY", "/v1/gb/datasets/{dataset}/graph")].startswith("functions/graph")
     assert routes[("ANY", "/v1/gb/trajectories/{id}")].startswith("functions/trajectories")
 
 

@@ -12,6 +12,21 @@ from datetime import datetime
 
 # The image formats remember accepts (the API's contract and the memory core's check).
 IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+# What a remembered text is to its caller (the gligabao server's `kind`); the first is the default.
+MEMORY_KINDS = ("knowledge", "episode")
+
+
+def sniffed_media_type(data: bytes) -> str | None:
+    """The media type the file's first bytes (its magic number) say, among IMAGE_MEDIA_TYPES."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 @dataclass(frozen=True)
@@ -91,6 +106,7 @@ class ArtifactHeader:
     preview: str  # the text's first characters (limits.artifact_preview_chars)
     chars: int  # the text's length
     chunks: int
+    memory_kind: str = "knowledge"  # or 'episode' (MEMORY_KINDS)
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,7 @@ class StoredArtifact:
     created_at: datetime
     status: str  # 'done' for every artifact stored by the synchronous remember
     error: str | None = None  # why it failed, when status is 'failed'
+    memory_kind: str = "knowledge"  # or 'episode' (MEMORY_KINDS); a chunk has its text's
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,15 @@
 
 `"reasoning": "low"` sets the operation's main stage; `{"extract": "high", "resolve": "low"}`
 sets stages one by one. A stage left out reasons at "none" and uses the default model.
+
+Remember also takes the gligabao server's names of its stages (REMEMBER_ALIASES), so that its
+client's requests mean here what they mean there.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gligabao.errors import BadRequest
@@ -17,19 +20,41 @@ REMEMBER_STAGES = ("extract", "resolve", "image")
 QUERY_STAGES = ("query", "detect_geo")
 OPERATION_STAGES = {"remember": REMEMBER_STAGES, "query": QUERY_STAGES}
 
+# The gligabao server's stage names. Its chunk summaries are calls of their own; here one extract
+# call per chunk returns the chunk's summary with its graph, so summarize_chunk sets extract, and
+# gives way to extract (or extract_graph) when the request names that too.
+REMEMBER_ALIASES = {
+    "extract_graph": "extract",
+    "summarize_chunk": "extract",
+    "resolve_edges": "resolve",
+    "extract_image": "image",
+}
+_YIELDING_ALIASES = frozenset({"summarize_chunk"})
+# Its timeseries stage, which never runs here (no timeseries): a level for it is checked, then unused.
+REMEMBER_IDLE_REASONING = ("resolve_series",)
+
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}")  # matched whole: no "$" newline slip
 
 
-def parse_reasoning(value: object, stages: Sequence[str], default_stage: str) -> dict[str, str]:
-    """The reasoning level of each stage the request names."""
+def parse_reasoning(
+    value: object,
+    stages: Sequence[str],
+    default_stage: str,
+    aliases: Mapping[str, str] | None = None,
+    idle: Sequence[str] = (),
+) -> dict[str, str]:
+    """The reasoning level of each stage the request names (an alias names its stage; an idle
+    stage's level is checked and dropped)."""
     if value is None:
         return {}
     if isinstance(value, str):
         return {default_stage: parse_level(value)}
     if isinstance(value, dict):
-        return {
-            _checked_stage("reasoning", stage, stages): parse_level(level) for stage, level in value.items()
-        }
+        named = {stage: level for stage, level in value.items() if stage not in idle}
+        for stage in idle:
+            if stage in value:
+                parse_level(value[stage])
+        return _by_stage("reasoning", named, stages, aliases or {}, lambda _stage, level: parse_level(level))
     raise BadRequest(f"reasoning: must be a level ({_one_of(LEVELS)}) or an object of stage levels")
 
 
@@ -41,15 +66,39 @@ def parse_level(value: object) -> str:
     raise BadRequest(f"reasoning: unknown level {shown} (use {_one_of(LEVELS)})")
 
 
-def parse_models(value: object, stages: Sequence[str]) -> dict[str, str]:
-    """The model of each stage the request names."""
+def parse_models(
+    value: object, stages: Sequence[str], aliases: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The model of each stage the request names (an alias names its stage)."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise BadRequest("models: must be an object of stage to model name")
-    return {
-        _checked_stage("models", stage, stages): _checked_model(stage, name) for stage, name in value.items()
-    }
+    return _by_stage("models", value, stages, aliases or {}, _checked_model)
+
+
+def _by_stage(
+    field: str,
+    values: Mapping[str, object],
+    stages: Sequence[str],
+    aliases: Mapping[str, str],
+    parse: Callable[[str, object], str],
+) -> dict[str, str]:
+    """Each value, parsed, under its own stage. Two names of one stage must agree, except that a
+    yielding alias (summarize_chunk) gives way to the stage's other names."""
+    chosen: dict[str, str] = {}
+    named_by: dict[str, str] = {}
+    for name, raw in sorted(values.items(), key=lambda item: item[0] in _YIELDING_ALIASES):
+        stage = aliases.get(name) or _checked_stage(field, name, stages)
+        value = parse(name, raw)
+        if stage in chosen and name in _YIELDING_ALIASES:
+            continue
+        if stage in chosen and chosen[stage] != value:
+            raise BadRequest(
+                f'{field}: "{named_by[stage]}" and "{name}" name the same stage ({stage}) with different values'
+            )
+        chosen[stage], named_by[stage] = value, name
+    return chosen
 
 
 @dataclass(frozen=True)

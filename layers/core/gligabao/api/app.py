@@ -309,11 +309,13 @@ _OPENAPI_OPERATION = {
 
 def _without_unprocessable_entity(document: dict) -> dict:
     """Powertools documents a 422 on every route when it validates requests; ours answer 400 with
-    {"error": ...} instead (each route lists its own statuses), so the 422 and its schemas go."""
+    {"error": ...} instead (each route lists its own statuses), so the 422 and its schemas go. It
+    also gives a 204 an empty JSON content: a 204 has no body."""
     for operations in document.get("paths", {}).values():
         for operation in operations.values():
             if isinstance(operation, dict):
                 operation.get("responses", {}).pop("422", None)
+                operation.get("responses", {}).get("204", {}).pop("content", None)
     schemas = document.get("components", {}).get("schemas", {})
     for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         schemas.pop(name, None)

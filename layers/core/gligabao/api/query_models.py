@@ -20,7 +20,9 @@ from gligabao.api.models import MODEL_ID_DESCRIPTION, EdgeOut, absent
 from gligabao.api.trajectory_models import (
     EVAL_DESCRIPTION,
     TRAJECTORY_DESCRIPTION,
+    TRAJECTORY_ID_DESCRIPTION,
     Trajectory,
+    stored_trajectory_id,
     trajectory_out,
 )
 from gligabao.api.validation import (
@@ -357,3 +359,16 @@ class QueryResponse(BaseModel):
             nearby=NearbyOut.from_domain(answer.nearby) if answer.nearby is not None else None,
             trajectory=trajectory_out(answer.trajectory),
         )
+
+
+class EvalQueryResponse(QueryResponse):
+    """POST /v1/gb/eval/query: the query response, its trajectory's id beside it."""
+
+    trajectory_id: int = Field(description=TRAJECTORY_ID_DESCRIPTION)
+    trajectory: Trajectory = Field(description="the call's ATIF v1.8 trajectory, as stored")
+
+    @classmethod
+    def from_answer(cls, answer: Answer) -> EvalQueryResponse:
+        response = QueryResponse.from_domain(answer)
+        fields = {name: getattr(response, name) for name in QueryResponse.model_fields}
+        return cls(**fields, trajectory_id=stored_trajectory_id(answer.trajectory))

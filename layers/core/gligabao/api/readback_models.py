@@ -10,13 +10,35 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from gligabao.api.models import edge_fields
 from gligabao.api.validation import resolve_session_id
-from gligabao.model import ArtifactHeader, EntityDetails, RecordedEdge, StoredEntity
+from gligabao.model import MEMORY_KINDS, ArtifactHeader, EntityDetails, RecordedEdge, StoredEntity
 from gligabao.timefmt import rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory import readback
 
 MAX_ROW_ID = 2**63 - 1  # gb_* ids are bigint
+MEMORY_KIND_DESCRIPTION = (
+    "what the text is to its caller, remember's `kind`: knowledge (the default) or episode; a chunk has its "
+    "text's, an image knowledge"
+)
+ARTIFACT_KINDS = ("text", "image", "facts")
+
+
+def _artifact_kind(value: str | None) -> str | None:
+    if value is not None and value not in (*ARTIFACT_KINDS, *MEMORY_KINDS):
+        raise ValueError(f"kind must be one of {', '.join((*ARTIFACT_KINDS, *MEMORY_KINDS))}")
+    return value
+
+
+KindFilter = Annotated[
+    str | None,
+    AfterValidator(_artifact_kind),
+    Field(
+        description="only the artifacts of this kind: text, image or facts (kind), knowledge or episode "
+        "(memory_kind)",
+        json_schema_extra={"enum": [*ARTIFACT_KINDS, *MEMORY_KINDS]},
+    ),
+]
 
 
 def _path_session_id(value: str) -> str:
@@ -104,6 +126,9 @@ class SessionArtifact(BaseModel):
     preview: str = Field(description="the text's first characters (GB_ARTIFACT_PREVIEW_CHARS)")
     chars: int = Field(description="the text's length; GET /v1/gb/artifacts/{id} gives it whole")
     chunks: int = Field(description="chunks of a long text")
+    memory_kind: str = Field(
+        description=MEMORY_KIND_DESCRIPTION, json_schema_extra={"enum": list(MEMORY_KINDS)}
+    )
 
     @classmethod
     def from_domain(cls, artifact: ArtifactHeader) -> SessionArtifact:
@@ -116,6 +141,7 @@ class SessionArtifact(BaseModel):
             preview=artifact.preview,
             chars=artifact.chars,
             chunks=artifact.chunks,
+            memory_kind=artifact.memory_kind,
         )
 
 
@@ -161,6 +187,9 @@ class ArtifactReadback(BaseModel):
     parent_id: int | None = Field(description="a chunk's whole text; null for a text or an image")
     chunk_index: int | None = Field(description="a chunk's position in its text")
     summary: str | None = Field(description="a chunk's summary")
+    memory_kind: str = Field(
+        description=MEMORY_KIND_DESCRIPTION, json_schema_extra={"enum": list(MEMORY_KINDS)}
+    )
     chunks: list[Chunk] = Field(description="a long text's chunks, in order")
     entities: list[Entity] = Field(description="entities whose provenance names it (or one of its chunks)")
     edges: list[Edge] = Field(description="edges whose provenance names it (or one of its chunks)")
@@ -181,6 +210,7 @@ class ArtifactReadback(BaseModel):
             parent_id=artifact.parent_id,
             chunk_index=artifact.chunk_index,
             summary=artifact.summary,
+            memory_kind=artifact.memory_kind,
             chunks=[Chunk(id=c.id, index=c.index, summary=c.summary, chars=c.chars) for c in found.chunks],
             entities=[Entity.from_domain(e) for e in found.entities],
             edges=[Edge.from_domain(e) for e in found.edges],

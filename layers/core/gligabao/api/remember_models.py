@@ -22,13 +22,21 @@ from pydantic import (
     model_validator,
 )
 
-from gligabao.ai.stages import REMEMBER_STAGES, parse_models, parse_reasoning
+from gligabao.ai.stages import (
+    REMEMBER_ALIASES,
+    REMEMBER_IDLE_REASONING,
+    REMEMBER_STAGES,
+    parse_models,
+    parse_reasoning,
+)
 from gligabao.api.facts_models import FactsInput
 from gligabao.api.models import MODEL_ID_DESCRIPTION, absent, edge_fields
 from gligabao.api.trajectory_models import (
     EVAL_DESCRIPTION,
     TRAJECTORY_DESCRIPTION,
+    TRAJECTORY_ID_DESCRIPTION,
     Trajectory,
+    stored_trajectory_id,
     trajectory_out,
 )
 from gligabao.api.validation import (
@@ -46,7 +54,7 @@ from gligabao.api.validation import (
 )
 from gligabao.errors import BadRequest
 from gligabao.limits import Limits
-from gligabao.model import IMAGE_MEDIA_TYPES, StoredEdge
+from gligabao.model import IMAGE_MEDIA_TYPES, MEMORY_KINDS, StoredEdge, sniffed_media_type
 from gligabao.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
@@ -66,7 +74,9 @@ _BASE64 = re.compile(BASE64_PATTERN.removeprefix("^").removesuffix("$"))
 
 def _reasoning(value: Any) -> dict[str, str]:
     try:
-        reasoning = parse_reasoning(value, REMEMBER_STAGES, default_stage="extract")
+        reasoning = parse_reasoning(
+            value, REMEMBER_STAGES, "extract", aliases=REMEMBER_ALIASES, idle=REMEMBER_IDLE_REASONING
+        )
         model_policy().check_reasoning(reasoning)
         return reasoning
     except BadRequest as error:
@@ -75,7 +85,7 @@ def _reasoning(value: Any) -> dict[str, str]:
 
 def _models(value: Any) -> dict[str, str]:
     try:
-        models = parse_models(value, REMEMBER_STAGES)
+        models = parse_models(value, REMEMBER_STAGES, aliases=REMEMBER_ALIASES)
         model_policy().check_models(models)
         return models
     except BadRequest as error:
@@ -98,10 +108,16 @@ def _reference_time(value: Any) -> datetime | None:
 Reasoning = Annotated[
     dict[str, str],
     BeforeValidator(_reasoning),
-    Documented(lambda: reasoning_schema(REMEMBER_STAGES, "extract")),
+    Documented(
+        lambda: reasoning_schema(
+            REMEMBER_STAGES, "extract", aliases=REMEMBER_ALIASES, idle=REMEMBER_IDLE_REASONING
+        )
+    ),
 ]
 Models = Annotated[
-    dict[str, str], BeforeValidator(_models), Documented(lambda: models_schema(REMEMBER_STAGES))
+    dict[str, str],
+    BeforeValidator(_models),
+    Documented(lambda: models_schema(REMEMBER_STAGES, aliases=REMEMBER_ALIASES)),
 ]
 ReferenceTime = Annotated[
     datetime | None,
@@ -190,6 +206,39 @@ class ImageInput(BaseModel):
             raise BadRequest("image.data must be non-empty base64") from None
 
 
+def _bare_image(value: Any) -> Any:
+    """The gligabao server's form, an image as bare base64, as our object: its type read from its
+    first bytes."""
+    if not isinstance(value, str):
+        return value
+    if not _BASE64.fullmatch(value):
+        raise ValueError("image must be non-empty base64, or an object of media_type and data")
+    sniffed = sniffed_media_type(base64.b64decode(value[:16]))  # 12 bytes: every type's magic
+    if sniffed is None:
+        raise ValueError(f"image: its bytes are none of {', '.join(IMAGE_MEDIA_TYPES)}")
+    return {"media_type": sniffed, "data": value}
+
+
+BARE_IMAGE_SCHEMA = {
+    "type": "string",
+    "pattern": BASE64_PATTERN,
+    "contentEncoding": "base64",
+    "description": "the gligabao server's form: the image as base64 (padded), its type (png, jpeg, gif or "
+    "webp) read from its first bytes; 400 for another",
+}
+
+
+class _OrBareImage:
+    """Documents the bare base64 form beside the object form."""
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema = handler(core_schema)
+        return {**schema, "anyOf": [*schema.get("anyOf", [schema]), BARE_IMAGE_SCHEMA]}
+
+
+Image = Annotated[ImageInput | None, BeforeValidator(_bare_image), _OrBareImage()]
+
+
 class RememberRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -201,7 +250,10 @@ class RememberRequest(BaseModel):
                     "required": ["text"],
                     "properties": {"text": {"type": "string"}, "caption": {"type": "null"}},
                 },
-                {"required": ["image"], "properties": {"image": {"type": "object"}}},
+                {
+                    "required": ["image"],
+                    "properties": {"image": {"anyOf": [{"type": "object"}, {"type": "string"}]}},
+                },
                 {
                     "required": ["facts"],
                     "properties": {"facts": {"type": "object"}, "caption": {"type": "null"}},
@@ -214,13 +266,19 @@ class RememberRequest(BaseModel):
     dataset: DatasetField
     session_id: SessionId = None
     text: Text = None
-    image: ImageInput | None = None
+    image: Image = None
     facts: FactsInput | None = Field(
         default=None,
         description="instead of a text: entities and edges already extracted, in the extraction's shape; "
         "no extraction call, the rest as for a text (the artifact, of kind facts, holds them as given)",
     )
     caption: Caption = None
+    kind: str | None = Field(
+        default=None,
+        description="with a text or facts: knowledge (the default) or episode (an event anchored in time, "
+        "as the gligabao server's episodes), stored on the artifact; not with an image",
+        json_schema_extra={"enum": list(MEMORY_KINDS)},
+    )
     reference_time: ReferenceTime = None
     reasoning: Reasoning = Field(default_factory=dict)
     models: Models = Field(default_factory=dict)
@@ -245,6 +303,17 @@ class RememberRequest(BaseModel):
         ):
             return {**data, "reasoning": {"image": data["reasoning"]}}
         return data
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str | None) -> str | None:
+        if value is not None and value not in MEMORY_KINDS:
+            raise ValueError(f"kind must be {' or '.join(MEMORY_KINDS)}")
+        return value
+
+    @property
+    def memory_kind(self) -> str:
+        return self.kind or MEMORY_KINDS[0]
 
     @field_validator("caption")
     @classmethod
@@ -275,7 +344,17 @@ class RememberRequest(BaseModel):
             reasoning=self.reasoning,
             models=self.models,
             eval=self.eval,
+            memory_kind=self.memory_kind,
         )
+
+    def queued(self) -> QueuedText:
+        """The text (or facts) of an asynchronous remember."""
+        from gligabao.memory.async_remember import QueuedText
+
+        if self.facts is not None:
+            given = self.facts.as_given()
+            return QueuedText(given, self.session_id, self.reference_time, "facts", self.memory_kind)
+        return QueuedText(self.text, self.session_id, self.reference_time, memory_kind=self.memory_kind)
 
     def facts_to_remember(self) -> FactsToRemember:
         from gligabao.memory.facts import FactsToRemember
@@ -290,6 +369,7 @@ class RememberRequest(BaseModel):
             reference_time=self.reference_time,
             reasoning=self.reasoning,
             models=self.models,
+            memory_kind=self.memory_kind,
         )
 
     def image_to_remember(self) -> ImageToRemember:
@@ -315,6 +395,8 @@ class RememberRequest(BaseModel):
             raise BadRequest("exactly one of text, image and facts is required")
         if self.caption is not None and self.image is None:
             raise BadRequest("caption is only for an image")
+        if self.kind is not None and self.image is not None:
+            raise BadRequest("kind is for a text or facts, not an image")
         if self.eval and self.facts is not None:
             raise BadRequest("eval: trajectories are recorded for texts and images, not facts")
         if self.facts is not None and limits is not None:
@@ -370,7 +452,12 @@ class RememberResponse(BaseModel):
         default=None, exclude_if=absent, description="the request's session; omitted without one"
     )
     dataset: str
-    kind: str = Field(description='what kind of memory the text is: "knowledge" by default')
+    kind: str | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="a text's or facts': knowledge or episode, as stored; omitted for an image",
+        json_schema_extra={"enum": list(MEMORY_KINDS)},
+    )
     artifact_id: int
     valid_at: str = Field(
         description="RFC 3339, UTC: when the text was said or written (the request's reference_time, "
@@ -399,12 +486,12 @@ class RememberResponse(BaseModel):
     trajectory: Trajectory | None = Field(default=None, exclude_if=absent, description=TRAJECTORY_DESCRIPTION)
 
     @classmethod
-    def from_domain(cls, remembered: Remembered) -> RememberResponse:
+    def from_domain(cls, remembered: Remembered, kind: str | None = None) -> RememberResponse:
         return cls(
             user_id=remembered.user_id,
             session_id=remembered.session_id,
             dataset=remembered.dataset,
-            kind=remembered.kind,
+            kind=kind,
             artifact_id=remembered.artifact_id,
             valid_at=rfc3339(remembered.valid_at),
             created_at=rfc3339(remembered.created_at),
@@ -432,6 +519,19 @@ class RememberResponse(BaseModel):
             repeated=remembered.repeated if remembered.description is not None else None,
             trajectory=trajectory_out(remembered.trajectory),
         )
+
+
+class EvalRememberResponse(RememberResponse):
+    """POST /v1/gb/eval/remember: the remember response, its trajectory's id beside it."""
+
+    trajectory_id: int = Field(description=TRAJECTORY_ID_DESCRIPTION)
+    trajectory: Trajectory = Field(description="the call's ATIF v1.8 trajectory, as stored")
+
+    @classmethod
+    def from_remembered(cls, remembered: Remembered, kind: str | None) -> EvalRememberResponse:
+        response = RememberResponse.from_domain(remembered, kind)
+        fields = {name: getattr(response, name) for name in RememberResponse.model_fields}
+        return cls(**fields, trajectory_id=stored_trajectory_id(remembered.trajectory))
 
 
 # --- asynchronous remember: the 202, and POST /v1/gb/remember/batch ------------------------------

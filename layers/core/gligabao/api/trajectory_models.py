@@ -178,6 +178,18 @@ def _summary_fields(stored: StoredTrajectory) -> dict[str, Any]:
     }
 
 
+EVAL_ROUTE_DESCRIPTION = (
+    "The gligabao server's eval route: the same body and answer as without `/eval`, as an eval call "
+    '(`"eval": true` is implied), with `trajectory_id` and `trajectory`.'
+)
+TRAJECTORY_ID_DESCRIPTION = "the id of the stored trajectory: GET /v1/gb/trajectories/{trajectory_id}"
+
+
+def stored_trajectory_id(trajectory: dict[str, Any] | None) -> int | None:
+    """The id the trajectory was stored under (its trajectory_id, a string in ATIF)."""
+    return int(trajectory["trajectory_id"]) if trajectory and trajectory.get("trajectory_id") else None
+
+
 def trajectory_out(trajectory: dict[str, Any] | None) -> Trajectory | None:
     """An eval call's trajectory for its response; None (omitted) when the call was no eval call."""
     return Trajectory.model_validate(trajectory) if trajectory is not None else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
@@ -215,30 +215,47 @@ LEVEL_PATTERN = (
 MODEL_NAME_PATTERN = f"^{MODEL_NAME.pattern}$"
 
 
-def reasoning_schema(stages: tuple[str, ...], main_stage: str) -> dict[str, Any]:
+def reasoning_schema(
+    stages: tuple[str, ...],
+    main_stage: str,
+    aliases: Mapping[str, str] | None = None,
+    idle: tuple[str, ...] = (),
+) -> dict[str, Any]:
     level = {"type": "string", "pattern": LEVEL_PATTERN}
+    names = [*stages, *(aliases or {}), *idle]
     return {
         "anyOf": [
             level,
-            {"type": "object", "propertyNames": {"enum": list(stages)}, "additionalProperties": level},
+            {"type": "object", "propertyNames": {"enum": names}, "additionalProperties": level},
             {"type": "null"},
         ],
         "description": f"{', '.join(LEVELS)} (any case): the level of the {main_stage} stage, "
         f"or an object of a level per stage ({', '.join(stages)}); a stage left out reasons at none; "
-        f"at most {model_policy().max_reasoning} here (GB_MAX_REASONING; 400 above)",
+        f"at most {model_policy().max_reasoning} here (GB_MAX_REASONING; 400 above)"
+        + _aliases_note(aliases, idle),
     }
 
 
-def models_schema(stages: tuple[str, ...]) -> dict[str, Any]:
+def _aliases_note(aliases: Mapping[str, str] | None, idle: tuple[str, ...] = ()) -> str:
+    """The gligabao server's stage names, as the schemas' descriptions tell them."""
+    if not aliases:
+        return ""
+    named = ", ".join(f"{alias} = {stage}" for alias, stage in aliases.items())
+    note = f". The gligabao server's names are taken too: {named} (extract wins over summarize_chunk)"
+    return note + (f"; {', '.join(idle)} is checked and unused (no timeseries here)" if idle else "")
+
+
+def models_schema(stages: tuple[str, ...], aliases: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {
         "anyOf": [
             {
                 "type": "object",
-                "propertyNames": {"enum": list(stages)},
+                "propertyNames": {"enum": [*stages, *(aliases or {})]},
                 "additionalProperties": {"type": "string", "pattern": MODEL_NAME_PATTERN},
             },
             {"type": "null"},
         ],
         "description": f"a model per stage ({', '.join(stages)}); a stage left out uses the default model; "
-        f"only {', '.join(model_policy().allowed_models)} here (GB_ALLOWED_MODELS; 400 for another)",
+        f"only {', '.join(model_policy().allowed_models)} here (GB_ALLOWED_MODELS; 400 for another)"
+        + _aliases_note(aliases),
     }

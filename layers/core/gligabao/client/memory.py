@@ -176,8 +176,10 @@ class Memory:
         models: Mapping[str, str] | None = None,
         eval: bool = False,
         idempotency_key: str | None = GENERATED,
+        kind: str | None = None,
     ) -> RememberResponse | AcceptedResponse:
-        """Remember a text: its entities and facts go into the dataset's graph.
+        """Remember a text: its entities and facts go into the dataset's graph. `kind`: knowledge
+        (the server's default) or episode, stored on the artifact.
 
         A `RememberResponse` (what was stored), or an `AcceptedResponse` (202: the artifact is
         pending) when `run_async` or when the text is longer than the API's threshold; `wait()`
@@ -187,6 +189,7 @@ class Memory:
         retries."""
         body = self._body(
             text=text,
+            kind=kind,
             session_id=session_id,
             reference_time=_time(reference_time),
             dataset=dataset or self.dataset,
@@ -377,10 +380,11 @@ class Memory:
         return self._call(DatasetList, "GET", "/v1/gb/datasets", params=self._params())
 
     def delete_dataset(self, dataset: str) -> DatasetDeleted:
-        """Delete a dataset and everything in it."""
-        return self._call(
-            DatasetDeleted, "DELETE", f"/v1/gb/datasets/{_segment(dataset)}", params=self._params()
-        )
+        """Delete a dataset and everything in it (the API answers 204; an older one, 200 with this body)."""
+        response = self._send("DELETE", f"/v1/gb/datasets/{_segment(dataset)}", params=self._params())
+        if response.status_code == 204:
+            return DatasetDeleted(dataset=dataset, deleted=True)
+        return _parsed(DatasetDeleted, response)
 
     # --- read back -----------------------------------------------------------------------------
 

@@ -29,14 +29,14 @@ class ChunkRow:
     summary_embedding: Sequence[float] | None
 
 
-# The chunks of the artifact the statement's `parent` CTE wrote (id, session_id), and the ids of
+# The chunks of the artifact the statement's `parent` CTE wrote (id, session_id, memory_kind), and the ids of
 # both: shared by a remember's insert and an asynchronous remember's fill of its pending artifact.
 _CHUNKS_OF_PARENT = """
         chunks AS (
             INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, parent_id,
-                                      chunk_index, summary, embedding, summary_embedding)
+                                      chunk_index, summary, embedding, summary_embedding, memory_kind)
             SELECT %(dataset_id)s, 'chunk', c.text, parent.session_id, %(reference_time)s, parent.id,
-                   c.ord - 1, c.summary, c.embedding, c.summary_embedding
+                   c.ord - 1, c.summary, c.embedding, c.summary_embedding, parent.memory_kind
             FROM parent,
                  unnest(%(chunk_text)s::text[], %(summary)s::text[], %(embedding)b::vector[],
                         %(summary_embedding)b::vector[]) WITH ORDINALITY AS c(text, summary, embedding,
@@ -67,24 +67,29 @@ def send_insert_artifacts(
     chunks: Sequence[ChunkRow],
     kind: str = "text",
     content_sha256: str | None = None,
+    memory_kind: str = "knowledge",
 ) -> psycopg.Cursor:
-    """The text's artifact and its chunks' (kind 'chunk', parent the text); an image's artifact is
-    kind 'image', its text the description, its `content_sha256` the image's. The result is read
-    later (`read_artifacts`: text id, chunk ids in order, creation time): in pipeline mode the statement travels
+    """The text's artifact and its chunks' (kind 'chunk', parent the text, its memory_kind); an
+    image's artifact is kind 'image', its text the description, its `content_sha256` the image's.
+    The result is read later (`read_artifacts`: text id, chunk ids in order, creation time): in
+    pipeline mode the statement travels
     with the next one whose result is read."""
     return conn.execute(
         """
         WITH parent AS (
-            INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256)
+            INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256,
+                                      memory_kind)
             VALUES (%(dataset_id)s, %(kind)s, %(text)s, %(session_id)s, %(reference_time)s,
-                    coalesce(%(content_sha256)s::text, encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex')))
-            RETURNING id, session_id, created_at
+                    coalesce(%(content_sha256)s::text, encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex')),
+                    %(memory_kind)s)
+            RETURNING id, session_id, created_at, memory_kind
         ),
         """
         + _CHUNKS_OF_PARENT,
         {
             "dataset_id": dataset_id,
             "kind": kind,
+            "memory_kind": memory_kind,
             "content_sha256": content_sha256,
             "text": text,
             "session_id": session_id,
@@ -137,7 +142,7 @@ def send_fill_pending_artifact(
               AND status <> 'done' AND """
         + NOT_CANCELLED.format(a="")
         + """
-            RETURNING id, session_id, created_at
+            RETURNING id, session_id, created_at, memory_kind
         ),
         """
         + _CHUNKS_OF_PARENT,

@@ -36,6 +36,7 @@ class PendingText:
     session_id: str | None
     reference_time: datetime
     kind: str = "text"  # or "facts"
+    memory_kind: str = "knowledge"  # or "episode"
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,13 @@ def insert_pending(
     for them: their ids in the order given."""
     rows = conn.execute(
         """
-        INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, status, job_options)
-        SELECT %(dataset_id)s, t.kind, t.text, t.session_id, t.reference_time, 'pending', %(job_options)s
-        FROM unnest(%(kind)s::text[], %(text)s::text[], %(session_id)s::text[], %(reference_time)s::timestamptz[])
-             WITH ORDINALITY AS t(kind, text, session_id, reference_time, ord)
+        INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, status, job_options,
+                                  memory_kind)
+        SELECT %(dataset_id)s, t.kind, t.text, t.session_id, t.reference_time, 'pending', %(job_options)s,
+               t.memory_kind
+        FROM unnest(%(kind)s::text[], %(text)s::text[], %(session_id)s::text[], %(reference_time)s::timestamptz[],
+                    %(memory_kind)s::text[])
+             WITH ORDINALITY AS t(kind, text, session_id, reference_time, memory_kind, ord)
         ORDER BY t.ord
         RETURNING id
         """,
@@ -68,6 +72,7 @@ def insert_pending(
             "dataset_id": dataset_id,
             "job_options": Jsonb(dict(job_options)),
             "kind": [t.kind for t in texts],
+            "memory_kind": [t.memory_kind for t in texts],
             "text": [t.text for t in texts],
             "session_id": [t.session_id for t in texts],
             "reference_time": [t.reference_time for t in texts],

@@ -61,10 +61,11 @@ def session_rows(
     after_edge: int | None,
     take: int,
     preview_chars: int,
+    kind: str | None = None,
 ) -> SessionRows:
     """Up to `take` of each list, by id after the given one (None: that list is done): the
-    session's texts and images, and the entities and edges it touched (the link tables: already
-    known ones included)."""
+    session's texts and images (only those of `kind`, an artifact kind or a memory kind, when
+    given), and the entities and edges it touched (the link tables: already known ones included)."""
     row = conn.execute(
         f"""
         WITH dataset AS (
@@ -73,10 +74,13 @@ def session_rows(
         artifact_page AS (
             SELECT a.id, a.kind, a.session_id, a.reference_time, a.created_at, {JOB_STATUS} AS status,
                    left(a.text, %(preview_chars)s) AS preview, length(a.text) AS chars,
-                   (SELECT count(*) FROM gb_artifacts c WHERE c.parent_id = a.id) AS chunks
+                   (SELECT count(*) FROM gb_artifacts c WHERE c.parent_id = a.id) AS chunks,
+                   a.memory_kind
             FROM gb_artifacts a
             WHERE a.dataset_id = (SELECT id FROM dataset) AND a.session_id = %(session_id)s
               AND a.kind <> 'chunk' AND a.id > %(after_artifact)s
+              -- the two kinds' values are apart: text, image, facts; knowledge, episode
+              AND (%(kind)s::text IS NULL OR %(kind)s IN (a.kind, a.memory_kind))
             ORDER BY a.id
             LIMIT %(take)s
         ),
@@ -113,6 +117,7 @@ def session_rows(
             "after_edge": after_edge,
             "take": take,
             "preview_chars": preview_chars,
+            "kind": kind,
         },
     ).fetchone()
     return SessionRows(
@@ -139,7 +144,7 @@ def artifact_rows(conn: psycopg.Connection, *, user_id: str, artifact_id: int) -
         WITH artifact AS (
             SELECT a.id, a.dataset_id, d.name AS dataset, a.kind, a.text, a.session_id, a.parent_id,
                    a.chunk_index, a.summary, a.reference_time, a.created_at,
-                   {JOB_STATUS} AS status, {JOB_ERROR} AS error
+                   {JOB_STATUS} AS status, {JOB_ERROR} AS error, a.memory_kind
             FROM gb_artifacts a
             JOIN gb_datasets d ON d.id = a.dataset_id
             WHERE a.id = %(artifact_id)s AND d.user_id = %(user_id)s
@@ -168,7 +173,7 @@ def artifact_rows(conn: psycopg.Connection, *, user_id: str, artifact_id: int) -
                            SELECT f.id FROM gb_edges f WHERE f.artifact_id IN (SELECT id FROM piece))
         )
         SELECT a.id, a.dataset, a.kind, a.text, a.session_id, a.parent_id, a.chunk_index, a.summary,
-               a.reference_time, a.created_at, a.status, a.error,
+               a.reference_time, a.created_at, a.status, a.error, a.memory_kind,
                (SELECT coalesce(jsonb_agg(p ORDER BY p.index), '[]') FROM chunk p) AS chunks,
                (SELECT coalesce(jsonb_agg(p ORDER BY p.id), '[]') FROM entity p) AS entities,
                (SELECT coalesce(jsonb_agg(p ORDER BY p.id), '[]') FROM edge p) AS edges

@@ -45,6 +45,7 @@ class QueuedText:
     session_id: str | None = None
     reference_time: datetime | None = None
     kind: str = "text"  # or "facts": the text is the facts as given (memory/facts.py)
+    memory_kind: str = "knowledge"  # or "episode"
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,10 @@ def accept(
     raises QueueUnavailable (503): nothing is remembered, and nothing is left pending with no job to
     run it."""
     now = memory.clock()
-    pending = [job_rows.PendingText(t.text, t.session_id, t.reference_time or now, t.kind) for t in texts]
+    pending = [
+        job_rows.PendingText(t.text, t.session_id, t.reference_time or now, t.kind, t.memory_kind)
+        for t in texts
+    ]
     # Inserted in the queue's order, so that the artifacts' ids follow it (memory/prepare_ahead.py
     # prepares the texts queued next by id).
     order = sorted(range(len(pending)), key=lambda i: (pending[i].reference_time, i))

@@ -29,6 +29,7 @@ class FactsToRemember:
     reference_time: datetime | None = None
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
+    memory_kind: str = "knowledge"  # or "episode"
 
     def as_text(self) -> TextToRemember:
         """The request as the text pipeline's steps take it, its text the facts as given."""
@@ -40,6 +41,7 @@ class FactsToRemember:
             reference_time=self.reference_time,
             reasoning=self.reasoning,
             models=self.models,
+            memory_kind=self.memory_kind,
         )
 
 

@@ -37,7 +37,7 @@ from gligabao.memory.remember import (
     write_graph,
 )
 from gligabao.memory.trajectory import recorder_for
-from gligabao.model import IMAGE_MEDIA_TYPES
+from gligabao.model import IMAGE_MEDIA_TYPES, sniffed_media_type
 from gligabao.observability.inferences import save_inferences, unsaved_on_failure
 
 MEDIA_TYPES = IMAGE_MEDIA_TYPES
@@ -55,19 +55,6 @@ class ImageToRemember:
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
     eval: bool = False  # record the call's trajectory (SPEC section 10)
-
-
-def sniffed_media_type(data: bytes) -> str | None:
-    """The media type the file's first bytes (its magic number) say, among MEDIA_TYPES."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def check_image(image: ImageToRemember, limits: Limits) -> None:

@@ -62,9 +62,11 @@ def read_session(
     *,
     limit: int | None = None,
     cursor: str | None = None,
+    kind: str | None = None,
 ) -> SessionPage:
-    """A page of what the session touched in the dataset; an unknown session is an empty page,
-    an unknown dataset a 404."""
+    """A page of what the session touched in the dataset, its artifacts only those of `kind` when
+    given (text, image, facts; knowledge, episode); an unknown session is an empty page, an
+    unknown dataset a 404."""
     take = page_size(memory.limits, limit)
     after = _decode(cursor, "session") if cursor else {"artifact": 0, "entity": 0, "edge": 0}
     try:
@@ -84,6 +86,7 @@ def read_session(
             after_edge=after_ids["edge"],
             take=take + 1,
             preview_chars=memory.limits.artifact_preview_chars,
+            kind=kind,
         )
     artifacts, more_artifacts = _page(found.artifacts, take)
     entities, more_entities = _page(found.entities, take)

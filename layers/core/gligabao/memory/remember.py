@@ -28,10 +28,6 @@ from gligabao.memory.trajectory import recorder_for
 from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, save_inferences, unsaved_on_failure
 
-# What a remembered text is when its request says nothing: knowledge, not an episode (the
-# reference server's `kind`).
-DEFAULT_KIND = "knowledge"
-
 
 class AlreadyStored(Exception):
     """The pending artifact a remember was to fill is done, gone or cancelled (its request's jobs
@@ -48,13 +44,14 @@ class TextToRemember:
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
     eval: bool = False  # record the call's trajectory (SPEC section 10)
+    memory_kind: str = "knowledge"  # or "episode": stored on the artifact and its chunks
 
 
 @dataclass(frozen=True)
 class Remembered:
     """What one remember stored: the artifact, every entity and fact the text states (created now
     or already stored), the stored facts it superseded, and the number of chunks; whose it is,
-    what kind of memory, when the text was said (`valid_at`) and stored (`created_at`)."""
+    when the text was said (`valid_at`) and stored (`created_at`)."""
 
     session_id: str | None
     dataset: str
@@ -66,7 +63,6 @@ class Remembered:
     user_id: str
     valid_at: datetime  # the text's reference_time: when it was said or written
     created_at: datetime  # when its artifact was stored
-    kind: str = DEFAULT_KIND
     description: str | None = None  # an image's: what it shows (its artifact's text)
     repeated: bool = False  # an image the dataset held: answered from its first remember
     trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
@@ -334,6 +330,7 @@ def write_graph(
             chunks=chunk_rows,
             kind=kind,
             content_sha256=content_sha256,
+            memory_kind=request.memory_kind,
         )
     else:
         artifacts = graph_writes.send_fill_pending_artifact(
@@ -402,8 +399,6 @@ def write_graph(
         user_id=request.user_id,
         valid_at=reference_time,
         created_at=created_at,
-        # The request's kind where it has one (texts), else what a text is by default.
-        kind=getattr(request, "kind", None) or DEFAULT_KIND,
     )
 
 

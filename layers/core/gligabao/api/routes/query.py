@@ -11,7 +11,8 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from gligabao.api.context_models import ContextResponse
 from gligabao.api.deps import Invocation, invocation, memory
 from gligabao.api.models import CONFIGURATION_INVALID, documented_responses
-from gligabao.api.query_models import QueryRequest, QueryResponse
+from gligabao.api.query_models import EvalQueryResponse, QueryRequest, QueryResponse
+from gligabao.api.trajectory_models import EVAL_ROUTE_DESCRIPTION
 from gligabao.bootstrap import Bundle
 from gligabao.errors import BadRequest
 from gligabao.memory import query
@@ -46,10 +47,34 @@ def post_query(
     deps: Annotated[Bundle, Depends(memory)],
     call: Annotated[Invocation, Depends(invocation)],
 ) -> QueryResponse | ContextResponse:
-    if request.wants_geo and not deps.settings.geo:
-        raise BadRequest("geo is not enabled on this server: geo_nearby and geo_radius_km need GB_GEO=on")
-    question = request.question(call.request_id, call.deadline, default_radius_km=deps.settings.geo_radius_km)
-    result = query.answer(deps, question)
+    result = _answer(request, deps, call)
     if isinstance(result, RetrievedContext):
         return ContextResponse.from_domain(result)
     return QueryResponse.from_domain(result)
+
+
+@router.post(
+    "/v1/gb/eval/query",
+    tags=["query", "evals"],
+    summary="Answer a question as an eval call: the answer, its trajectory and the trajectory's id",
+    description=EVAL_ROUTE_DESCRIPTION,
+    responses=documented_responses(
+        "the answer and its evidence, with trajectory_id and trajectory",
+        {**_ERRORS, 400: _ERRORS[400] + "; answer false (an eval call records an answer)"},
+    ),
+)
+def post_eval_query(
+    request: Annotated[QueryRequest, Body()],
+    deps: Annotated[Bundle, Depends(memory)],
+    call: Annotated[Invocation, Depends(invocation)],
+) -> EvalQueryResponse:
+    if request.answer is False:  # the body's own "eval": true is refused so too
+        raise BadRequest("eval records the trajectory of an answer: it cannot be given with answer false")
+    return EvalQueryResponse.from_answer(_answer(request.model_copy(update={"eval": True}), deps, call))
+
+
+def _answer(request: QueryRequest, deps: Bundle, call: Invocation):
+    if request.wants_geo and not deps.settings.geo:
+        raise BadRequest("geo is not enabled on this server: geo_nearby and geo_radius_km need GB_GEO=on")
+    question = request.question(call.request_id, call.deadline, default_radius_km=deps.settings.geo_radius_km)
+    return query.answer(deps, question)

@@ -14,15 +14,17 @@ from gligabao.api.remember_models import (
     AcceptedResponse,
     BatchAcceptedResponse,
     BatchRememberRequest,
+    EvalRememberResponse,
     RememberRequest,
     RememberResponse,
 )
+from gligabao.api.trajectory_models import EVAL_ROUTE_DESCRIPTION
 from gligabao.bootstrap import Bundle
 from gligabao.memory import async_remember
 from gligabao.memory.async_remember import QueuedText
 from gligabao.memory.facts import remember_facts
 from gligabao.memory.images import remember_image
-from gligabao.memory.remember import remember_text
+from gligabao.memory.remember import Remembered, remember_text
 
 router = APIGatewayHttpRouter()
 
@@ -88,22 +90,65 @@ def remember(
     # Served before routing (api/idempotency.py); declared here for the OpenAPI document.
     idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_KEY_DESCRIPTION)] = None,
 ) -> RememberResponse | AcceptedResponse:  # the 202's body is validated too
+    remembered = _remember(request, deps, call)
+    if isinstance(remembered, Response):
+        return remembered
+    return RememberResponse.from_domain(remembered, kind=_kind(request))
+
+
+@router.post(
+    "/v1/gb/eval/remember",
+    tags=["remember", "evals"],
+    summary="Remember a text or an image as an eval call: what was stored, its trajectory and its id",
+    description=EVAL_ROUTE_DESCRIPTION
+    + " Asynchronous (202), the trajectory is stored with the job's transaction: GET "
+    "/v1/gb/trajectories?user_id=&dataset=&artifact_id= finds it once the artifact is done.",
+    responses={
+        **documented_responses(
+            "what was stored, with trajectory_id and trajectory",
+            {**_ERRORS, 400: _ERRORS[400] + "; facts (trajectories are recorded for texts and images)"},
+        ),
+        200: {
+            "description": "what was stored, with trajectory_id and trajectory",
+            "content": {"application/json": {"model": EvalRememberResponse}},
+        },
+        **_ACCEPTED,
+    },
+)
+def eval_remember(
+    request: Annotated[RememberRequest, Body()],
+    deps: Annotated[Bundle, Depends(memory)],
+    call: Annotated[Invocation, Depends(invocation)],
+    idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_KEY_DESCRIPTION)] = None,
+) -> EvalRememberResponse | AcceptedResponse:
+    request = request.model_copy(update={"eval": True})
+    remembered = _remember(request, deps, call)
+    if isinstance(remembered, Response):
+        return remembered
+    return EvalRememberResponse.from_remembered(remembered, kind=_kind(request))
+
+
+def _remember(request: RememberRequest, deps: Bundle, call: Invocation) -> Remembered | Response:
+    """What a text, an image or facts stored; the 202 when they are queued instead."""
     request.check_content(deps.limits)
     if request.facts is not None:
-        return _remember_facts(request, deps, call)
+        if request.run_async:
+            return _accept_one(request, deps, request.queued())
+        return remember_facts(
+            deps, request.facts_to_remember(), request_id=call.request_id, deadline=call.deadline
+        )
     if request.image is not None:
-        remembered = remember_image(
+        return remember_image(
             deps, request.image_to_remember(), request_id=call.request_id, deadline=call.deadline
         )
-        return RememberResponse.from_domain(remembered)
     if request.runs_async(deps.limits):
-        return _accept_one(
-            request, deps, QueuedText(request.text, request.session_id, request.reference_time)
-        )
-    remembered = remember_text(
-        deps, request.text_to_remember(), request_id=call.request_id, deadline=call.deadline
-    )
-    return RememberResponse.from_domain(remembered)
+        return _accept_one(request, deps, request.queued())
+    return remember_text(deps, request.text_to_remember(), request_id=call.request_id, deadline=call.deadline)
+
+
+def _kind(request: RememberRequest) -> str | None:
+    """knowledge or episode: a text's or facts'; an image has none."""
+    return request.memory_kind if request.image is None else None
 
 
 @router.post(
@@ -144,20 +189,7 @@ def remember_batch(
     )
 
 
-def _remember_facts(
-    request: RememberRequest, deps: Bundle, call: Invocation
-) -> RememberResponse | AcceptedResponse:
-    """Facts the caller extracted: as a text from its extraction on, asynchronously when asked."""
-    if request.run_async:
-        queued = QueuedText(request.facts.as_given(), request.session_id, request.reference_time, "facts")
-        return _accept_one(request, deps, queued)
-    remembered = remember_facts(
-        deps, request.facts_to_remember(), request_id=call.request_id, deadline=call.deadline
-    )
-    return RememberResponse.from_domain(remembered)
-
-
-def _accept_one(request: RememberRequest, deps: Bundle, queued: QueuedText) -> AcceptedResponse:
+def _accept_one(request: RememberRequest, deps: Bundle, queued: QueuedText) -> Response:
     """One text (or facts) queued as a pending artifact: 202."""
     _providers_configured(deps)
     [artifact_id] = async_remember.accept(

@@ -14,6 +14,7 @@ from gligabao.api.models import database_route_responses
 from gligabao.api.readback_models import (
     ArtifactReadback,
     EntityReadback,
+    KindFilter,
     PageCursor,
     PageLimit,
     PathSessionId,
@@ -34,7 +35,7 @@ router = APIGatewayHttpRouter()
     responses=database_route_responses(
         "a page of each list (an unknown session: empty lists)",
         {
-            400: "a bad user_id, dataset, session_id (percent-encoded in the path), limit or cursor",
+            400: "a bad user_id, dataset, session_id (percent-encoded in the path), kind, limit or cursor",
             404: "the dataset does not exist for this user",
         },
     ),
@@ -46,8 +47,9 @@ def get_session(
     dataset: Annotated[DatasetField, Query()] = "main",
     limit: Annotated[PageLimit, Query()] = None,
     cursor: Annotated[PageCursor, Query()] = None,
+    kind: Annotated[KindFilter, Query()] = None,
 ) -> SessionReadback:
-    page = readback.read_session(deps, user_id, dataset, session_id, limit=limit, cursor=cursor)
+    page = readback.read_session(deps, user_id, dataset, session_id, limit=limit, cursor=cursor, kind=kind)
     return SessionReadback.from_domain(page)
 
 
