@@ -218,20 +218,24 @@ def test_retry_after_is_honoured_and_backoff_grows_within_its_cap():
     assert policy.delay(0, 999) == policy.max_retry_after_s
 
 
+# What a remember of a text that stated nothing answers.
+STORED_REMEMBER = {
+    "user_id": "u1",
+    "dataset": "main",
+    "kind": "knowledge",
+    "artifact_id": 1,
+    "valid_at": "2025-01-31T09:00:00Z",
+    "created_at": "2025-01-31T09:00:01Z",
+    "entities": [],
+    "edges": [],
+    "superseded": [],
+    "invalidated_edges": [],
+    "chunks": 0,
+}
+
+
 def test_a_remember_sends_a_generated_key_reused_by_its_retries_and_none_when_told():
-    stored = {
-        "user_id": "u1",
-        "dataset": "main",
-        "kind": "knowledge",
-        "artifact_id": 1,
-        "valid_at": "2025-01-31T09:00:00Z",
-        "created_at": "2025-01-31T09:00:01Z",
-        "entities": [],
-        "edges": [],
-        "superseded": [],
-        "invalidated_edges": [],
-        "chunks": 0,
-    }
+    stored = STORED_REMEMBER
     recorder = Recorder(
         (502, {"error": "lost"}, {}), (200, stored, {}), (200, stored, {}), (503, {"error": "x"}, {})
     )
@@ -253,19 +257,7 @@ def test_a_remember_sends_a_generated_key_reused_by_its_retries_and_none_when_to
 
 
 def test_a_remember_still_running_under_its_key_is_retried_after_the_time_asked():
-    stored = {
-        "user_id": "u1",
-        "dataset": "main",
-        "kind": "knowledge",
-        "artifact_id": 1,
-        "valid_at": "2025-01-31T09:00:00Z",
-        "created_at": "2025-01-31T09:00:01Z",
-        "entities": [],
-        "edges": [],
-        "superseded": [],
-        "invalidated_edges": [],
-        "chunks": 0,
-    }
+    stored = STORED_REMEMBER
     waits: list[float] = []
     recorder = Recorder((409, {"error": "still in progress"}, {"Retry-After": "1"}), (200, stored, {}))
 
