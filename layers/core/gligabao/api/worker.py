@@ -18,14 +18,8 @@ from gligabao import bootstrap
 from gligabao.db.connection import statements_end_before
 from gligabao.errors import GbError, failure_reason
 from gligabao.memory import async_remember
-from gligabao.memory.async_remember import (
-    AttemptFailed,
-    GaveUp,
-    PoisonMessage,
-    Refused,
-    RememberJob,
-    RetryLater,
-)
+from gligabao.memory.async_remember import AttemptFailed, GaveUp, Refused, RetryLater
+from gligabao.memory.remember_job import PoisonMessage, RememberJob
 from gligabao.observability.logging import get_logger
 from gligabao.observability.monitoring import RequestReport, reporting
 from gligabao.observability.tracing import instrumented
