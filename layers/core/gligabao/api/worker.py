@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from gligabao import bootstrap
+from gligabao.ai.snapstart import reseed_random
 from gligabao.db.connection import statements_end_before
 from gligabao.errors import GbError, failure_reason
 from gligabao.memory import async_remember
@@ -46,7 +47,7 @@ def create_worker():
                 context=context,
             )
 
-    return instrumented(handler, http=False)
+    return instrumented(handler, http=False, after_restore=(reseed_random,))
 
 
 def run_record(deps: bootstrap.Bundle, record: SQSRecord, deadline: float | None) -> str:
