@@ -26,7 +26,9 @@ FAKE_RUNTIME = """
 
 
 def _run(code: str, *, snapstart: bool = True) -> str:
-    prelude = f"FUNCTIONS = {str(ROOT / 'functions')!r}\n" + (textwrap.dedent(FAKE_RUNTIME) if snapstart else "")
+    prelude = f"FUNCTIONS = {str(ROOT / 'functions')!r}\n" + (
+        textwrap.dedent(FAKE_RUNTIME) if snapstart else ""
+    )
     return subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True, check=True
     ).stdout.strip()
