@@ -5,6 +5,7 @@ the commands that call the API pick their authentication, a token never taken as
 from __future__ import annotations
 
 import argparse
+import re
 import tomllib
 from types import SimpleNamespace
 
@@ -67,7 +68,7 @@ def test_the_commands_that_call_the_api_word_their_authentication_one_way():
         [auth] = [a for a in subcommands()[command]._actions if a.dest == "auth"]
         assert auth.help == AUTH_HELP, command
     assert AUTH_PRECEDENCE in AUTH_HELP
-    for page in ("docs/agents.md", "docs/explorer.md", "docs/evals.md"):
+    for page in ("docs/mcp.md", "docs/explorer.md", "docs/evals.md"):
         text = " ".join((ROOT / page).read_text().split()).replace("`", "")
         assert AUTH_PRECEDENCE in text, page
 
@@ -109,3 +110,33 @@ def test_serve_keeps_the_environment_s_auth_mode_and_the_flag_s():
 
     assert _with_auth_options(from_env, serve_args()).settings.auth_mode == "iam"
     assert _with_auth_options(from_env, serve_args("jwt")).settings.auth_mode == "jwt"
+
+
+def command_lines() -> list[tuple[str, str]]:
+    """Every `gligabao <command> ...` line of the README's and the docs' shell blocks."""
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        blocks = re.findall(r"```(?:sh|bash)\n(.*?)```", page.read_text(), flags=re.S)
+        for line in (line.split("#")[0] for block in blocks for line in block.splitlines()):
+            if re.search(r"(^|[\s/])gligabao (serve|migrate|openapi|mcp|explore|eval)\b", line):
+                found.append((page.name, line))
+    return found
+
+
+def test_the_command_lines_of_the_readme_and_the_docs_match_the_help():
+    lines = command_lines()
+    parsers = subcommands()
+    options = {
+        name: {o for a in p._actions if a.help is not argparse.SUPPRESS for o in a.option_strings}
+        for name, p in parsers.items()
+    }
+
+    unknown = []
+    for page, line in lines:
+        command = re.search(r"gligabao (eval convert|serve|migrate|openapi|mcp|explore|eval)\b", line)[1]
+        unknown += [
+            (page, command, flag) for flag in re.findall(r"--[a-z-]+", line) if flag not in options[command]
+        ]
+
+    assert len(lines) >= 10
+    assert unknown == []
