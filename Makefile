@@ -14,7 +14,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml layers/core/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[local,test,mcp,eval,docs]'
+	$(BIN)/python -m pip install -q -e '.[server,local,test,mcp,eval,docs]'
 	touch $@
 
 serve: install
@@ -145,7 +145,7 @@ BENCH_PYTHON ?= python3.11
 $(BENCH_VENV)/.installed: pyproject.toml layers/core/requirements.txt
 	test -x $(BENCH_VENV)/bin/python || $(BENCH_PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -q torch==2.13.0
-	$(BENCH_VENV)/bin/python -m pip install -q -e '.[local,bench]'
+	$(BENCH_VENV)/bin/python -m pip install -q -e '.[server,local,bench]'
 	touch $@
 
 bench-retrieval-quality: $(BENCH_VENV)/.installed

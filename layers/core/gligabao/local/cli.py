@@ -10,13 +10,13 @@ from pathlib import Path
 
 from gligabao import __version__
 from gligabao.client.options import DefaultsShown
+from gligabao.limits import LOCAL_API_DEFAULT_WORKERS
 from gligabao.local.api_options import (
     add_allowed_host_argument,
     add_api_arguments,
     allowed_hosts,
     client_options,
 )
-from gligabao.local.containers import DEFAULT_WORKERS
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 # `serve` without --auth or GB_AUTH_MODE: none says what the local API does (iam would check nothing
@@ -107,7 +107,7 @@ def _add_serve_parser(commands) -> None:
     serve.add_argument(
         "--workers",
         type=_workers,
-        default=DEFAULT_WORKERS,
+        default=LOCAL_API_DEFAULT_WORKERS,
         help="worker processes per function, each a warm Lambda container keeping its database "
         "connection; 0: every function in the server's own process, one request at a time",
     )
@@ -167,9 +167,7 @@ def _mcp(args) -> int:
         from gligabao.client.mcp_http import ExposedWithoutToken
         from gligabao.client.mcp_server import serve, serve_http
     except ImportError as error:
-        print(
-            f"gligabao mcp needs the mcp extra (pip install 'gligabao-memory[mcp]'): {error}", file=sys.stderr
-        )
+        print(f"gligabao mcp needs the mcp extra (gligabao-memory[mcp]): {error}", file=sys.stderr)
         return 2
     if not args.http:
         serve(memory)
