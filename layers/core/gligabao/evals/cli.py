@@ -1,5 +1,5 @@
 """`gligabao eval SUITE --api URL [--out DIR] [--concurrency N]` and
-`gligabao eval convert locomo|longmemeval IN OUT [--limit N]`. A bearer token is read from
+`gligabao eval convert locomo|longmemeval SOURCE TARGET [--limit N]`. A bearer token is read from
 GB_API_TOKEN, never from a flag (a flag shows in `ps` and in the shell's history)."""
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def _api(args: argparse.Namespace):
     from gligabao.bootstrap import bundle
     from gligabao.evals.client_api import client_api
 
-    # The token of the package's commands (GB_API_TOKEN), and GB_API_AUTH under --auth: never a flag.
+    # As every command that calls the API: the token from GB_API_TOKEN (never a flag), --auth else GB_API_AUTH.
     settings = bundle().settings
     token = settings.mcp_api_token.get_secret_value() if settings.mcp_api_token is not None else None
     auth = args.auth or settings.mcp_api_auth
