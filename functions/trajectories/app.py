@@ -1,8 +1,6 @@
 """Lambda function: the eval trajectories routes. Glue only; the logic is in the gligabao layer."""
 
-from gligabao.ai.snapstart import reseed_random_after_restore
 from gligabao.api.handler import create_handler
 from gligabao.api.routes.trajectories import router
 
 handler = create_handler(router)
-reseed_random_after_restore()

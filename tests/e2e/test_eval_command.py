@@ -203,20 +203,11 @@ def jwt_api_server(database_url, identity_provider, tmp_path_factory):
 def test_against_a_jwt_api_the_run_is_the_tokens_user_in_datasets_of_its_own(
     db, jwt_api_server, identity_provider, scripted, tmp_path
 ):
-    reconfigure(auth_mode="jwt")
+    # The token as every command takes it: GB_API_TOKEN (the bundle's settings), never a flag.
+    reconfigure(auth_mode="jwt", mcp_api_token=identity_provider.token("u1"))
     path = tmp_path / "one.jsonl"
     path.write_text("".join(json.dumps(item) + "\n" for item in (SUITE[0], SUITE[4])))
-    token = identity_provider.token("u1")
-    args = [
-        str(path),
-        "--api",
-        jwt_api_server,
-        "--out",
-        str(tmp_path / "run"),
-        "--token",
-        token,
-        "--no-progress",
-    ]
+    args = [str(path), "--api", jwt_api_server, "--out", str(tmp_path / "run"), "--no-progress"]
 
     assert main(["eval", *args]) == 0
 

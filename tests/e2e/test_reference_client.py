@@ -1,5 +1,5 @@
 """The gligabao server's own Python client (issue 39, point 4): `gligabao` 0.7.0 from the package
-index, installed into a virtual environment of its own (it has this package's distribution name),
+index, installed into a virtual environment of its own (its import package is this package's, `gligabao`),
 runs against the local API with the fake providers. It remembers an episode, a text with models
 and reasoning per stage under the server's stage names, and an image given as bytes and as a path;
 what this API does not do (web search, timeseries) reaches it as the GligabaoError it raises.

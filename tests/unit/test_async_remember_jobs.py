@@ -13,7 +13,8 @@ import time
 import pytest
 
 from gligabao.local.job_queue import LocalJobQueue
-from gligabao.memory.async_remember import PoisonMessage, RememberJob, retry_delay_seconds
+from gligabao.memory.async_remember import retry_delay_seconds
+from gligabao.memory.remember_job import PoisonMessage, RememberJob
 
 
 def test_a_job_survives_its_message_body():

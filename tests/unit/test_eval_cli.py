@@ -40,7 +40,7 @@ def test_a_jwt_api_needs_a_token(tmp_path, capsys):
 
     assert main([*args, "--out", str(tmp_path / "out")], judge=lambda *a, **k: None) == EXIT_USAGE
 
-    assert "--auth jwt needs --token" in capsys.readouterr().err
+    assert "--auth jwt needs the bearer token in GB_API_TOKEN" in capsys.readouterr().err
 
 
 def test_a_concurrency_below_one_is_refused(tmp_path, capsys):

@@ -86,5 +86,5 @@ def test_the_authentication_is_inferred_as_for_every_command_of_the_package():
     assert isinstance(
         client_api("https://memory.example.com", "iam", region="eu-west-1").memory._http.auth, SigV4
     )
-    with pytest.raises(ValueError, match="--auth jwt needs --token"):
+    with pytest.raises(ValueError, match="--auth jwt needs the bearer token in GB_API_TOKEN"):
         client_api(deployed, "jwt")

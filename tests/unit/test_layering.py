@@ -19,23 +19,17 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
 
 
-def _under_type_checking(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    while node in parents:
-        node = parents[node]
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            return True
-    return False
-
-
 def imports_of(module: str) -> set[str]:
-    """Every module this one imports, at module level or inside a function (not for type checking
-    only): gligabao modules by their full name, third-party ones by their top-level package."""
-    tree = ast.parse(MODULES[module].read_text())
-    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    """Every module this one imports, at module level, inside a function or for type checking only
+    (a type two modules share belongs in a module both import): gligabao modules by their full
+    name, third-party ones by their top-level package."""
+    return imports_in(MODULES[module].read_text())
+
+
+def imports_in(source: str) -> set[str]:
+    tree = ast.parse(source)
     found: set[str] = set()
     for node in ast.walk(tree):
-        if _under_type_checking(node, parents):
-            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -90,6 +84,13 @@ def cycles() -> list[list[str]]:
 def test_the_graph_is_read_from_the_source():
     assert "gligabao.memory.remember" in GRAPH
     assert "gligabao.db.graph_writes" in GRAPH["gligabao.memory.remember"]
+
+
+def test_an_import_for_type_checking_only_is_an_edge_too():
+    source = (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gligabao.memory.query import Answer\n"
+    )
+    assert "gligabao.memory.query" in imports_in(source)
 
 
 def test_there_is_no_import_cycle_in_the_package():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import atif
 import pytest
 
-from gligabao.memory.query import Question
+from gligabao.memory.question import Question
 from gligabao.memory.remember import TextToRemember
 from gligabao.memory.trajectory import NO_TRAJECTORY, TrajectoryRecorder, recorder_for
 from gligabao.observability.inferences import CallContext, Inference

@@ -289,6 +289,8 @@ LOCAL_API_READ_TIMEOUT_SECONDS = 30.0  # a request line, headers or body slower 
 
 # --- the memory explorer (`gligabao explore`): its proxy to the API and the page's reading of a graph --
 EXPLORER_DEFAULT_PORT = 7879  # next to the local API's 7878
+# `gligabao serve --workers`: per function, 4 concurrent invocations each, ~70 MiB of memory per worker
+LOCAL_API_DEFAULT_WORKERS = 4
 EXPLORER_PROXY_TIMEOUT_SECONDS = 60.0  # one call of the API through the proxy (a query may take a while)
 EXPLORER_PROXY_MAX_BODY_BYTES = 1024 * 1024  # what the page sends: a question, never a text to remember
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from gligabao.ai.snapstart import import_provider_sdks, reseed_random
 from gligabao.api.app import (
     OPENAPI_PATH,
     PathMethods,
@@ -25,6 +26,7 @@ from gligabao.api.auth import authorized
 from gligabao.api.deps import invocation_context, invocation_deadline, memory
 from gligabao.api.idempotency import once_per_idempotency_key
 from gligabao.api.routes import all_routers
+from gligabao.bootstrap import preload_geo
 from gligabao.db.connection import statements_end_before
 from gligabao.errors import BadRequest, GbError, MethodNotAllowed, PayloadTooLarge
 from gligabao.limits import Limits
@@ -85,7 +87,10 @@ def create_handler(
         report.emit(int(response.get("statusCode", 200)), _error_of(response))
         return response
 
-    entry = instrumented(handler)
+    # remember and query call the model providers: their snapshot holds the SDKs and, with geo on,
+    # the gazetteer. Every function reseeds `random` after a restore (its retries' jitter).
+    preload = (import_provider_sdks, preload_geo) if operation is not None else ()
+    entry = instrumented(handler, before_snapshot=preload, after_restore=(reseed_random,))
     entry.app = app  # type: ignore[attr-defined]
     return entry
 

@@ -208,7 +208,7 @@ class QueryRequest(BaseModel):
         """The validated question; a nearby search (`geo_nearby` or `geo_radius_km`) has the
         request's radius, else the server's (GB_GEO_RADIUS_KM)."""
         # imported here, not with the module: the client reads responses with these models without the memory core
-        from gligabao.memory.query import Question
+        from gligabao.memory.question import Question
 
         radius = (self.geo_radius_km or default_radius_km) if self.wants_geo else None
         return Question(

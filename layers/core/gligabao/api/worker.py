@@ -15,17 +15,12 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from gligabao import bootstrap
+from gligabao.ai.snapstart import reseed_random
 from gligabao.db.connection import statements_end_before
 from gligabao.errors import GbError, failure_reason
 from gligabao.memory import async_remember
-from gligabao.memory.async_remember import (
-    AttemptFailed,
-    GaveUp,
-    PoisonMessage,
-    Refused,
-    RememberJob,
-    RetryLater,
-)
+from gligabao.memory.async_remember import AttemptFailed, GaveUp, Refused, RetryLater
+from gligabao.memory.remember_job import PoisonMessage, RememberJob
 from gligabao.observability.logging import get_logger
 from gligabao.observability.monitoring import RequestReport, reporting
 from gligabao.observability.tracing import instrumented
@@ -52,7 +47,7 @@ def create_worker():
                 context=context,
             )
 
-    return instrumented(handler, http=False)
+    return instrumented(handler, http=False, after_restore=(reseed_random,))
 
 
 def run_record(deps: bootstrap.Bundle, record: SQSRecord, deadline: float | None) -> str:

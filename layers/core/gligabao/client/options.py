@@ -3,11 +3,32 @@ authenticate to it, whose memory and which dataset."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from typing import Literal
 
 from gligabao.client.auth import BearerToken, SigV4, region_of_url
 from gligabao.client.memory import DEFAULT_DATASET, LOCAL_API_URL, Memory
+
+# How every command that calls the API (mcp, explore, eval) picks its authentication: one wording.
+AUTH_PRECEDENCE = "GB_API_AUTH, else jwt when GB_API_TOKEN is set, else iam for an execute-api URL, else none"
+AUTH_HELP = (
+    "the API's authentication: iam signs with your AWS credentials, jwt sends the bearer token of "
+    f"GB_API_TOKEN (a token is never a flag), none sends nothing (default: {AUTH_PRECEDENCE})"
+)
+
+
+class DefaultsShown(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the help already says it or the option
+    is a switch; an option whose default is None says in its help where its value comes from."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or not action.option_strings or action.default in (None, False):
+            return text
+        if action.default is argparse.SUPPRESS:
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 class OptionError(ValueError):
@@ -24,7 +45,8 @@ class ClientOptions:
     region: str | None = None  # with iam: the API's region when its URL does not say it
 
     def auth_mode(self) -> str:
-        """As given; else jwt with a token, iam for an execute-api URL, none otherwise."""
+        """As given; else jwt with a token, iam for an execute-api URL, none otherwise
+        (AUTH_PRECEDENCE, the environment's GB_API_AUTH being given here as `auth`)."""
         if self.auth:
             return self.auth
         if self.token:

@@ -1,5 +1,6 @@
 """`gligabao eval SUITE --api URL [--out DIR] [--concurrency N]` and
-`gligabao eval convert locomo|longmemeval IN OUT [--limit N]`."""
+`gligabao eval convert locomo|longmemeval SOURCE TARGET [--limit N]`. A bearer token is read from
+GB_API_TOKEN, never from a flag (a flag shows in `ps` and in the shell's history)."""
 
 from __future__ import annotations
 
@@ -8,33 +9,45 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gligabao.client.options import AUTH_HELP, DefaultsShown
+
 EXIT_INTERRUPTED = 130
 EXIT_USAGE = 2
+USAGE = (
+    "gligabao eval SUITE --api URL [options]\n"
+    "       gligabao eval convert {locomo,longmemeval} SOURCE TARGET [--limit N]"
+)
+TOKEN_FLAG_REFUSED = (
+    "a token is never a flag (it would show in ps and in your shell's history): "
+    "put it in GB_API_TOKEN, e.g. GB_API_TOKEN=$(cat token.txt) gligabao eval ..."
+)
+
+
+class _TokenFlag(argparse.Action):
+    """The --token of earlier versions: refused with what to do instead."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(EXIT_USAGE, f"gligabao eval: {TOKEN_FLAG_REFUSED}\n")
 
 
 def run_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gligabao eval",
+        usage=USAGE,
+        formatter_class=DefaultsShown,
         description="Run a suite (JSON Lines of remembers and questions) against a running API with "
         '"eval": true, judge every answer, and write a report with every trajectory. '
-        "`gligabao eval convert locomo|longmemeval IN OUT` makes a suite of a public benchmark.",
+        "`gligabao eval convert locomo|longmemeval SOURCE TARGET` makes a suite of a public benchmark "
+        "(gligabao eval convert --help).",
     )
     parser.add_argument("suite", type=Path, help="the suite file (.jsonl)")
     parser.add_argument("--api", required=True, help="the API's base URL, e.g. http://127.0.0.1:7878")
     parser.add_argument(
-        "--out", type=Path, default=None, help="the run's folder (default eval-runs/<suite name>)"
+        "--out", type=Path, default=None, help="the run's folder (default: eval-runs/<suite name>)"
     )
-    parser.add_argument("--concurrency", type=int, default=4, help="calls at once (default 4)")
-    parser.add_argument(
-        "--auth",
-        choices=["iam", "jwt", "none"],
-        default=None,
-        help="iam: SigV4 with your AWS credentials; jwt: --token; none: the local API "
-        "(default: jwt with a token, iam for an execute-api URL, none otherwise)",
-    )
-    parser.add_argument(
-        "--token", default=None, help="with --auth jwt: the bearer token (default GB_API_TOKEN)"
-    )
+    parser.add_argument("--concurrency", type=int, default=4, help="calls at once")
+    parser.add_argument("--auth", choices=["iam", "jwt", "none"], default=None, help=AUTH_HELP)
+    parser.add_argument("--token", nargs="?", action=_TokenFlag, help=argparse.SUPPRESS)
     parser.add_argument(
         "--region", default=None, help="with --auth iam: the region (default: the URL's, else your profile's)"
     )
@@ -42,9 +55,9 @@ def run_parser() -> argparse.ArgumentParser:
         "--retries",
         type=int,
         default=2,
-        help="retries of a call the API answers 429, 502, 503 or 504 (default 2); then the item fails",
+        help="retries of a call the API answers 429, 502, 503 or 504; then the item fails",
     )
-    parser.add_argument("--judge-model", default=None, help="the judge's model (default GB_LLM_MODEL)")
+    parser.add_argument("--judge-model", default=None, help="the judge's model (default: GB_LLM_MODEL)")
     parser.add_argument(
         "--retry-failed", action="store_true", help="on a resumed run, run the failed items again"
     )
@@ -54,13 +67,18 @@ def run_parser() -> argparse.ArgumentParser:
 
 def convert_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gligabao eval convert", description="Convert a public benchmark's file into a suite"
+        prog="gligabao eval convert",
+        description="Convert a public benchmark's file into a suite",
+        formatter_class=DefaultsShown,
     )
     parser.add_argument("benchmark", choices=["locomo", "longmemeval"])
     parser.add_argument("source", type=Path, help="locomo10.json, or longmemeval_s/_m/_oracle.json")
     parser.add_argument("target", type=Path, help="the suite to write (.jsonl)")
     parser.add_argument(
-        "--limit", type=int, default=None, help="only the first N conversations (LoCoMo) or questions"
+        "--limit",
+        type=int,
+        default=None,
+        help="only the first N conversations (LoCoMo) or questions (default: all)",
     )
     return parser
 
@@ -150,7 +168,7 @@ def _check_extra_installed() -> None:
 
     missing = [name for name in ("tqdm", "matplotlib") if importlib.util.find_spec(name) is None]
     if missing:
-        raise ValueError(f"{' and '.join(missing)} missing: pip install 'gligabao[eval]'")
+        raise ValueError(f"{' and '.join(missing)} missing: install the eval extra (gligabao-memory[eval])")
 
 
 def _judge(model: str | None):
@@ -165,10 +183,11 @@ def _api(args: argparse.Namespace):
     from gligabao.bootstrap import bundle
     from gligabao.evals.client_api import client_api
 
-    # The token of the package's commands (GB_API_TOKEN) when none is given: kept out of `ps`.
-    stored = bundle().settings.mcp_api_token
-    token = args.token or (stored.get_secret_value() if stored is not None else None)
-    return client_api(args.api, args.auth, token=token, region=args.region, retries=args.retries)
+    # As every command that calls the API: the token from GB_API_TOKEN (never a flag), --auth else GB_API_AUTH.
+    settings = bundle().settings
+    token = settings.mcp_api_token.get_secret_value() if settings.mcp_api_token is not None else None
+    auth = args.auth or settings.mcp_api_auth
+    return client_api(args.api, auth, token=token, region=args.region, retries=args.retries)
 
 
 def _progress(total: int, finished: int, *, disabled: bool):

@@ -53,7 +53,7 @@ def client_api(
     try:
         credentials = ClientOptions(api=url, auth=auth, token=token, region=region).authentication()
     except OptionError:
-        raise ValueError("--auth jwt needs --token") from None
+        raise ValueError("--auth jwt needs the bearer token in GB_API_TOKEN") from None
     return ClientApi(
         Memory(url, auth=credentials, retries=retries), names_user=not isinstance(credentials, BearerToken)
     )

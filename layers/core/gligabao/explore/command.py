@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gligabao.client.options import DefaultsShown
 from gligabao.limits import EXPLORER_DEFAULT_PORT
 from gligabao.local.api_options import (
     add_allowed_host_argument,
@@ -18,12 +19,13 @@ def add_explore_command(commands) -> None:
     explore = commands.add_parser(
         "explore",
         help="serve the memory explorer (a page that draws the graph, its history and its sources) on localhost",
+        formatter_class=DefaultsShown,
     )
     add_api_arguments(explore, api_default="http://127.0.0.1:7878, `make serve`")
     explore.add_argument("--port", type=int, default=EXPLORER_DEFAULT_PORT, help="the explorer's port")
     explore.add_argument("--host", default="127.0.0.1", help="the explorer's address (keep it local)")
     add_allowed_host_argument(explore)
-    explore.add_argument("--region", default=None, help="with iam: the API's region (default the URL's)")
+    explore.add_argument("--region", default=None, help="with iam: the API's region (default: the URL's)")
 
 
 def explore(args: argparse.Namespace) -> int:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import argparse
 
-AUTH_HELP = (
-    "the API's authentication (GB_API_AUTH): iam signs with your AWS credentials, jwt sends the "
-    "token GB_API_TOKEN; default iam for an execute-api URL, jwt with a token, else none"
-)
+from gligabao.client.options import AUTH_HELP
 
 
 def add_api_arguments(parser: argparse.ArgumentParser, *, api_default: str) -> None:
     """--api and --auth, their defaults said in the help."""
-    parser.add_argument("--api", default=None, help=f"the API's URL (GB_API_URL; default {api_default})")
+    parser.add_argument(
+        "--api", default=None, help=f"the API's URL (default: GB_API_URL, else {api_default})"
+    )
     parser.add_argument("--auth", choices=["iam", "jwt", "none"], default=None, help=AUTH_HELP)
 
 
@@ -25,7 +24,7 @@ def add_allowed_host_argument(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="a host name this server answers to besides localhost, 127.0.0.1, [::1] and --host "
         "(repeatable; GB_ALLOWED_HOSTS, comma-separated): needed with --host 0.0.0.0 or ::, "
-        "requests for any other Host are refused (DNS rebinding)",
+        "requests for any other Host are refused (DNS rebinding) (default: GB_ALLOWED_HOSTS, else none)",
     )
 
 

@@ -8,15 +8,21 @@ import json
 import sys
 from pathlib import Path
 
+from gligabao import __version__
+from gligabao.client.options import DefaultsShown
+from gligabao.limits import LOCAL_API_DEFAULT_WORKERS
 from gligabao.local.api_options import (
     add_allowed_host_argument,
     add_api_arguments,
     allowed_hosts,
     client_options,
 )
-from gligabao.local.containers import DEFAULT_WORKERS
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
+# `serve` without --auth or GB_AUTH_MODE: none says what the local API does (iam would check nothing
+# either: the local API does not verify SigV4); it listens on 127.0.0.1 and answers only this
+# machine's Host and Origin (docs/security.md).
+LOCAL_AUTH_DEFAULT = "none"
 
 
 def default_template() -> Path:
@@ -27,56 +33,14 @@ def default_template() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gligabao", description="Knowledge-graph memory for LLM agents")
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser(
-        "serve", help="run the local API on the embedded PostgreSQL (or DATABASE_URL, the service's role)"
-    )
-    serve.add_argument("--host", default="127.0.0.1")
-    add_allowed_host_argument(serve)
-    serve.add_argument("--port", type=int, default=7878)
-    serve.add_argument("--template", type=Path, default=None, help="the SAM template with the routes")
-    serve.add_argument(
-        "--auth",
-        choices=["iam", "jwt", "none"],
-        default=None,
-        help="the API's authentication (GB_AUTH_MODE); jwt emulates API Gateway's JWT authorizer, "
-        "iam and none check nothing locally",
-    )
-    serve.add_argument(
-        "--jwt-issuer", default=None, help="with --auth jwt: the tokens' issuer (GB_JWT_ISSUER)"
-    )
-    serve.add_argument(
-        "--jwt-audience",
-        default=None,
-        help="with --auth jwt: accepted audiences, comma-separated (GB_JWT_AUDIENCE)",
-    )
-    serve.add_argument("--jwks", default=None, help="with --auth jwt: a JWKS file or URL (GB_JWKS)")
-    serve.add_argument(
-        "--workers",
-        type=_workers,
-        default=DEFAULT_WORKERS,
-        help=f"worker processes per function, each a warm Lambda container keeping its database "
-        f"connection (default {DEFAULT_WORKERS}); 0: every function in the server's own process, "
-        "one request at a time",
-    )
-    commands.add_parser("migrate", help="apply the database schema (idempotent)")
-    commands.add_parser("openapi", help="print the OpenAPI document of the API")
-    _add_mcp_parser(commands)
-    from gligabao.explore.command import add_explore_command, explore
-
-    add_explore_command(commands)
-    commands.add_parser(
-        "eval",
-        help="run a suite against an API and report (gligabao eval --help); convert LoCoMo or LongMemEval",
-        add_help=False,
-    )
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["eval"]:  # its own parser: `eval SUITE ...` and `eval convert ...`
         from gligabao.evals.cli import main as eval_main
 
         return eval_main(argv[1:])
-    args = parser.parse_args(argv)
+    from gligabao.explore.command import explore
+
+    args = build_parser().parse_args(argv)
     commands_run = {
         "serve": _serve,
         "migrate": _migrate,
@@ -87,24 +51,89 @@ def main(argv: list[str] | None = None) -> int:
     return commands_run[args.command](args)
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of `gligabao` (`eval` has its own: gligabao.evals.cli)."""
+    from gligabao.explore.command import add_explore_command
+
+    parser = argparse.ArgumentParser(prog="gligabao", description="Knowledge-graph memory for LLM agents")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_serve_parser(commands)
+    commands.add_parser("migrate", help="apply the database schema (idempotent)")
+    commands.add_parser("openapi", help="print the OpenAPI document of the API")
+    _add_mcp_parser(commands)
+    add_explore_command(commands)
+    commands.add_parser(
+        "eval",
+        help="run a suite against an API and report; convert LoCoMo or LongMemEval "
+        "(gligabao eval --help, gligabao eval convert --help)",
+        add_help=False,
+    )
+    return parser
+
+
+def _add_serve_parser(commands) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="run the local API on the embedded PostgreSQL (or DATABASE_URL, the service's role)",
+        formatter_class=DefaultsShown,
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (keep it local)")
+    add_allowed_host_argument(serve)
+    serve.add_argument("--port", type=int, default=7878, help="the port to listen on")
+    serve.add_argument(
+        "--template",
+        type=Path,
+        default=None,
+        help="the SAM template with the routes (default: ./template.yaml, else the package's)",
+    )
+    serve.add_argument(
+        "--auth",
+        choices=["iam", "jwt", "none"],
+        default=None,
+        help="the API's authentication: jwt emulates API Gateway's JWT authorizer; iam and none check "
+        "nothing locally (the local API does not verify SigV4), which is why none is the default "
+        f"(default: GB_AUTH_MODE, else {LOCAL_AUTH_DEFAULT})",
+    )
+    serve.add_argument(
+        "--jwt-issuer", default=None, help="with --auth jwt: the tokens' issuer (default: GB_JWT_ISSUER)"
+    )
+    serve.add_argument(
+        "--jwt-audience",
+        default=None,
+        help="with --auth jwt: accepted audiences, comma-separated (default: GB_JWT_AUDIENCE)",
+    )
+    serve.add_argument("--jwks", default=None, help="with --auth jwt: a JWKS file or URL (default: GB_JWKS)")
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        default=LOCAL_API_DEFAULT_WORKERS,
+        help="worker processes per function, each a warm Lambda container keeping its database "
+        "connection; 0: every function in the server's own process, one request at a time",
+    )
+
+
 def _add_mcp_parser(commands) -> None:
     mcp = commands.add_parser(
         "mcp",
         help="serve a user's memory to MCP clients (tools remember, query, forget, session): stdio, "
         "or streamable HTTP with --http (needs the mcp extra)",
+        formatter_class=DefaultsShown,
     )
     add_api_arguments(mcp, api_default="http://127.0.0.1:7878")
     mcp.add_argument(
-        "--user-id", default=None, help="whose memory (GB_USER_ID); with jwt, the token's subject"
+        "--user-id",
+        default=None,
+        help="whose memory; with jwt, the token's subject (default: GB_USER_ID)",
     )
-    mcp.add_argument("--dataset", default=None, help="the default dataset (GB_DATASET; default main)")
+    mcp.add_argument("--dataset", default=None, help="the default dataset (default: GB_DATASET, else main)")
     mcp.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp, not stdio")
     mcp.add_argument(
         "--host",
         default="127.0.0.1",
         help="with --http; any address but a loopback one needs the clients' bearer token in GB_MCP_TOKEN",
     )
-    mcp.add_argument("--port", type=int, default=8000, help="with --http")
+    mcp.add_argument("--port", type=int, default=8000, help="with --http: the port to listen on")
     mcp.add_argument(
         "--allow-host",
         action="append",
@@ -112,7 +141,7 @@ def _add_mcp_parser(commands) -> None:
         metavar="HOST[:PORT]",
         help="with --http: a Host header to accept beyond 127.0.0.1, localhost and [::1] with --port and "
         "the --host address (a published container port, a LAN name); repeatable "
-        "(GB_MCP_ALLOWED_HOSTS, comma-separated)",
+        "(default: GB_MCP_ALLOWED_HOSTS, comma-separated)",
     )
     mcp.add_argument(
         "--allow-origin",
@@ -120,7 +149,7 @@ def _add_mcp_parser(commands) -> None:
         default=None,
         metavar="ORIGIN",
         help="with --http: a browser Origin to accept beyond the allowed hosts' own (an MCP inspector's "
-        "page); repeatable (GB_MCP_ALLOWED_ORIGINS, comma-separated)",
+        "page); repeatable (default: GB_MCP_ALLOWED_ORIGINS, comma-separated)",
     )
 
 
@@ -138,7 +167,7 @@ def _mcp(args) -> int:
         from gligabao.client.mcp_http import ExposedWithoutToken
         from gligabao.client.mcp_server import serve, serve_http
     except ImportError as error:
-        print(f"gligabao mcp needs the mcp extra (pip install 'gligabao[mcp]'): {error}", file=sys.stderr)
+        print(f"gligabao mcp needs the mcp extra (gligabao-memory[mcp]): {error}", file=sys.stderr)
         return 2
     if not args.http:
         serve(memory)
@@ -317,6 +346,8 @@ def _with_auth_options(deps, args):
         "jwks": args.jwks,
     }
     given = {name: value for name, value in options.items() if value is not None}
+    if "auth_mode" not in given and "auth_mode" not in deps.settings.model_fields_set:
+        given["auth_mode"] = LOCAL_AUTH_DEFAULT
     if not given:
         return deps
     served = Bundle(

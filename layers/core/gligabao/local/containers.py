@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from gligabao.limits import LOCAL_API_DEFAULT_WORKERS
 from gligabao.local.job_queue_link import JobQueueLink, connect_job_queue
 from gligabao.observability.logging import get_logger
 
 API_TIMEOUT_MS = 30_000  # API Gateway's integration timeout: the API functions' longest invocation
-DEFAULT_WORKERS = 4  # per function: 4 concurrent invocations each, ~70 MiB of memory per worker
+DEFAULT_WORKERS = LOCAL_API_DEFAULT_WORKERS
 TIMEOUT_GRACE_SECONDS = 5.0  # beyond the invocation's timeout, before its worker is stopped
 INIT_TIMEOUT_SECONDS = 120.0  # a worker's init (imports) on a busy machine; Lambda's is 10 s
 

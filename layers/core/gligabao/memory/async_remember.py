@@ -15,10 +15,9 @@ Statuses: pending (queued, or waiting for a retry) -> running -> done, or failed
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 
@@ -31,8 +30,8 @@ from gligabao.memory import prepare_ahead
 from gligabao.memory.facts import facts_request, remember_facts
 from gligabao.memory.ports import JobQueue, Memory
 from gligabao.memory.remember import AlreadyStored, TextToRemember, remember_text
+from gligabao.memory.remember_job import RememberJob
 
-JOB_VERSION = 1
 # After its deadline, how long a last attempt is still taken for running (db/jobs.py, JOB_STATUS).
 LAST_ATTEMPT_MARGIN_S = 60.0
 
@@ -46,63 +45,6 @@ class QueuedText:
     reference_time: datetime | None = None
     kind: str = "text"  # or "facts": the text is the facts as given (memory/facts.py)
     memory_kind: str = "knowledge"  # or "episode"
-
-
-@dataclass(frozen=True)
-class RememberJob:
-    """What a queue message carries: the pending artifact, its user and the model options."""
-
-    artifact_id: int
-    user_id: str
-    reasoning: Mapping[str, str] = field(default_factory=dict)
-    models: Mapping[str, str] = field(default_factory=dict)
-    eval: bool = False  # store the job's trajectory with what it stores (SPEC section 10)
-
-    def options(self) -> dict:
-        """What the job's texts are remembered with: a pending artifact keeps it (`job_options`)."""
-        return {"reasoning": dict(self.reasoning), "models": dict(self.models), "eval": self.eval}
-
-    def body(self) -> str:
-        return json.dumps(
-            {
-                "v": JOB_VERSION,
-                "artifact_id": self.artifact_id,
-                "user_id": self.user_id,
-                "reasoning": dict(self.reasoning),
-                "models": dict(self.models),
-                **({"eval": True} if self.eval else {}),
-            }
-        )
-
-    @classmethod
-    def from_body(cls, body: str) -> RememberJob:
-        """The job of a message body; PoisonMessage when it is not one (it is never retried)."""
-        try:
-            data = json.loads(body)
-            job = cls(
-                artifact_id=data["artifact_id"],
-                user_id=data["user_id"],
-                reasoning=data.get("reasoning", {}),
-                models=data.get("models", {}),
-                eval=data.get("eval", False),
-            )
-        except (ValueError, TypeError, KeyError, AttributeError):
-            raise PoisonMessage("the message is not a remember job") from None
-        valid = (
-            isinstance(job.artifact_id, int)
-            and not isinstance(job.artifact_id, bool)
-            and isinstance(job.user_id, str)
-            and job.user_id
-            and all(isinstance(v, dict) for v in (job.reasoning, job.models))
-            and isinstance(job.eval, bool)
-        )
-        if not valid:
-            raise PoisonMessage("the message is not a remember job")
-        return job
-
-
-class PoisonMessage(Exception):
-    """A message no attempt can process: dropped (logged), never retried, never blocking its group."""
 
 
 class AttemptFailed(Exception):

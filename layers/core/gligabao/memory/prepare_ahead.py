@@ -26,7 +26,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import psycopg
 from pydantic import ValidationError
@@ -38,12 +37,10 @@ from gligabao.errors import failure_reason
 from gligabao.memory.extraction import extract, merge_extractions
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import PreparedText, embedded_strings
+from gligabao.memory.remember_job import RememberJob
 from gligabao.observability.inferences import CallContext, save_inferences
 from gligabao.observability.logging import get_logger
 from gligabao.observability.monitoring import current_report
-
-if TYPE_CHECKING:
-    from gligabao.memory.async_remember import RememberJob
 
 logger = get_logger()
 

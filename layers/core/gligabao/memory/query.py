@@ -21,8 +21,7 @@ from __future__ import annotations
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 
 from gligabao.ai.prompts.query import QueryReply, query_prompt
 from gligabao.ai.stages import level_for
@@ -32,6 +31,7 @@ from gligabao.memory.evidence import Evidence, build_evidence
 from gligabao.memory.geo import detect_places, search_nearby
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Embedder, Memory
+from gligabao.memory.question import Question
 from gligabao.memory.retrieval import Context, retrieve
 from gligabao.memory.trajectory import recorder_for
 from gligabao.model import Nearby
@@ -40,24 +40,6 @@ from gligabao.observability.inferences import CallContext, save_inferences, unsa
 NO_CONTEXT_ANSWER = "I don't have any information in memory to answer that."
 KNOWN_DATASETS_MAX = 10_000  # (user, dataset) pairs a container remembers it found
 EMBEDDING_THREADS = 4  # concurrent queries of one process (the local API serves several at once)
-
-
-@dataclass(frozen=True)
-class Question:
-    """A validated query request."""
-
-    user_id: str
-    query: str
-    dataset: str = "main"
-    session_id: str | None = None
-    reasoning: dict[str, str] = field(default_factory=dict)  # stage -> level
-    models: dict[str, str] = field(default_factory=dict)  # stage -> model
-    request_id: str | None = None
-    deadline: float | None = None  # time.monotonic() instant the provider calls must end before
-    as_of: datetime | None = None  # answer from the facts valid then, superseded ones included
-    nearby_radius_km: float | None = None  # geo on: search the entities this near the question's places
-    eval: bool = False  # record the call's trajectory (SPEC section 10)
-    answer: bool = True  # False: the retrieved context only, no LLM call (memory/retrieval_only.py)
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,13 @@ and no LLM call (detect_geo included: a nearby search needs the answer).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from gligabao.memory.operation import Operation
 from gligabao.memory.ports import Memory
+from gligabao.memory.question import Question
 from gligabao.memory.retrieval import Context
 from gligabao.model import Passage, StoredEdge, StoredEntity
 from gligabao.observability.inferences import save_inferences
-
-if TYPE_CHECKING:
-    from gligabao.memory.query import Question
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,13 @@ active tracing records the invocation itself.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.logging import correlation_paths
 
 from gligabao.observability.logging import get_logger
+from gligabao.snapstart import Hook, register_hooks
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
@@ -56,10 +57,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def instrumented(handler: LambdaHandler, *, http: bool = True) -> LambdaHandler:
+def instrumented(
+    handler: LambdaHandler,
+    *,
+    http: bool = True,
+    before_snapshot: Sequence[Hook] = (),
+    after_restore: Sequence[Hook] = (),
+) -> LambdaHandler:
     """`handler` traced (one X-Ray segment per invocation, the cold start annotated; responses are
     not captured: they hold the users' data) with the Lambda context on every log line; `http`:
-    the API Gateway request id is the log lines' correlation id."""
+    the API Gateway request id is the log lines' correlation id. The function's SnapStart hooks
+    are registered here, once: the Tracer's, then `before_snapshot`, and `after_restore`."""
 
     @functools.cache
     def traced() -> LambdaHandler:
@@ -73,7 +81,7 @@ def instrumented(handler: LambdaHandler, *, http: bool = True) -> LambdaHandler:
         log_event=False,  # events carry the users' texts (and the migrate function's pre-signed URL)
         correlation_id_path=correlation_paths.API_GATEWAY_HTTP if http else None,
     )
-    _before_snapshot(traced)
+    register_hooks(before_snapshot=(traced, *before_snapshot), after_restore=after_restore)
 
     @functools.wraps(handler)
     def entry(event: dict, context: Any) -> dict:
@@ -85,12 +93,3 @@ def instrumented(handler: LambdaHandler, *, http: bool = True) -> LambdaHandler:
             get_logger().remove_keys(INVOCATION_KEYS)
 
     return entry
-
-
-def _before_snapshot(hook: Callable[[], object]) -> None:
-    """Under SnapStart, run `hook` before the snapshot is taken; elsewhere nothing."""
-    try:
-        from snapshot_restore_py import register_before_snapshot  # only in the Lambda runtime
-    except ImportError:
-        return
-    register_before_snapshot(hook)

@@ -1,0 +1,55 @@
+"""The documentation: every page of docs/ in the site's navigation, every variable the settings
+read in docs/configuration.md, the README within its 250 lines, and the distribution's name not
+the package index's other gligabao."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import yaml
+from conftest import ROOT
+
+from gligabao.limits import ENV_PREFIX, Limits
+from gligabao.settings import ENVIRONMENT
+
+DOCS = ROOT / "docs"
+
+
+def nav_pages(entries) -> list[str]:
+    pages = []
+    for entry in entries:
+        for value in entry.values() if isinstance(entry, dict) else [entry]:
+            pages.extend(nav_pages(value) if isinstance(value, list) else [value])
+    return pages
+
+
+def test_every_page_of_docs_is_in_the_navigation_and_every_entry_is_a_page():
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    pages = nav_pages(config["nav"])
+
+    assert sorted(pages) == sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md"))
+    assert len(pages) == len(set(pages))
+
+
+def test_every_variable_the_settings_read_is_documented():
+    documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", (DOCS / "configuration.md").read_text()))
+    read = {name for name in ENVIRONMENT if name.startswith(ENV_PREFIX)}
+    read |= {ENV_PREFIX + field.upper() for field in Limits.model_fields}
+
+    assert len(read) > 100
+    assert sorted(read - documented) == []
+
+
+def test_the_readme_is_at_most_250_lines():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+
+
+def test_the_distribution_is_not_the_other_gligabao_and_nothing_tells_to_install_that_one():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "gligabao-memory"
+    assert project["license"] == "Apache-2.0" and "Apache License" in (ROOT / "LICENSE").read_text()
+
+    texts = [ROOT / "README.md", *DOCS.rglob("*.md"), *(ROOT / "layers/core/gligabao").rglob("*.py")]
+    advice = re.compile(r"pip install '?gligabao(\[|'|\s|$)")
+    assert [str(p.relative_to(ROOT)) for p in texts if advice.search(p.read_text())] == []
