@@ -125,13 +125,6 @@ def detach(memory: Memory, user_id: str, dataset: str) -> None:
             raise NotFound(f"dataset {dataset!r} not found")
 
 
-def of_dataset(memory: Memory, user_id: str, dataset: str) -> Ontology | None:
-    """The ontology attached to the dataset, as extraction uses it; None without one (or dataset)."""
-    with memory.database.transaction(user_id) as uow:
-        row = ontology_rows.of_dataset(uow.conn, user_id, dataset)
-    return Ontology.from_json(row["name"], row["parsed"], row["out_of_ontology"]) if row else None
-
-
 def dataset_ontology(memory: Memory, user_id: str, dataset: str) -> StoredOntology:
     """The ontology attached to the dataset, stored form; 404 without the dataset or an ontology."""
     with memory.database.transaction(user_id) as uow:

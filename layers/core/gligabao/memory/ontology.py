@@ -13,7 +13,8 @@ The nearest allowed type, deterministic, in this order:
 3. for a relation, the only allowed relation whose domain and range fit the fact's two entities;
 4. the highest cosine similarity between the embedding of the extracted name and that of each
    allowed type's "name: description" (one batched embeddings request for the whole remember,
-   only when a name got this far), among the relations whose domain and range fit for a fact.
+   only when a name got this far), among the relations whose domain and range fit for a fact;
+   below `NEAREST_MIN_SIMILARITY` nothing is near, and the entity or fact is dropped.
 A fact whose relation is allowed but whose ends do not fit its domain and range (subclasses fit,
 through rdfs:subClassOf) is handled as a relation outside the ontology. A fact with no allowed
 relation that fits its ends is dropped, whatever the setting; so is a fact whose entity was dropped.
@@ -37,6 +38,9 @@ from gligabao.memory.extraction import (
 )
 
 OUT_OF_ONTOLOGY = ("map", "drop")
+# Cosine under which no allowed type is near an extracted name: an "Animal" in an ontology of
+# people and organizations is dropped rather than stored as the least unlike of them.
+NEAREST_MIN_SIMILARITY = 0.2
 
 # texts -> their vectors, in order (one embeddings request)
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
@@ -201,13 +205,14 @@ class _Nearest:
 
     def best(self, label: str, candidates: Sequence[tuple[str, str]]) -> str | None:
         """The key of the candidate (key, text) most similar to `label` (the first on a tie); None
-        without an embedder."""
+        without an embedder, or when none is near enough."""
         if self._embed is None:
             return None
         if self._vector_of is None:
             self._vector_of = dict(zip(self._texts, self._embed(self._texts), strict=True))
         scores = [_cosine(self._vector_of[label], self._vector_of[text]) for _, text in candidates]
-        return candidates[max(range(len(candidates)), key=lambda i: (scores[i], -i))][0]
+        best = max(range(len(candidates)), key=lambda i: (scores[i], -i))
+        return candidates[best][0] if scores[best] >= NEAREST_MIN_SIMILARITY else None
 
 
 def conform(
@@ -237,7 +242,7 @@ def conform(
         embed if mapping else None,
         [_entity_label(e) for e in outside]
         + [text for _, text in entity_texts]
-        + [f.relation for f in graph.facts]
+        + [_relation_label(f) for f in graph.facts]
         + [_type_text(r) for r in ontology.relation_types],
     )
     for entity in outside:
@@ -320,7 +325,7 @@ def _relation_for(
     fitting = [r for r in ontology.relation_types if _fits(r, source_type, target_type, types)]
     if len(fitting) <= 1:
         return fitting[0].key if fitting else None
-    return nearest.best(fact.relation, [(r.key, _type_text(r)) for r in fitting])
+    return nearest.best(_relation_label(fact), [(r.key, _type_text(r)) for r in fitting])
 
 
 def _implied_type(entity: TextEntity, facts: Sequence[TextFact], by_relation: dict) -> str | None:
@@ -365,6 +370,10 @@ def _entity_label(entity: TextEntity) -> str:
     if entity.type != UNKNOWN_TYPE:
         return entity.type
     return f"{entity.name}: {entity.description}" if entity.description else entity.name
+
+
+def _relation_label(fact: TextFact) -> str:
+    return fact.relation.replace("_", " ")
 
 
 def _type_text(t: EntityType | RelationType) -> str:
