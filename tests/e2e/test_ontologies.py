@@ -214,6 +214,13 @@ def test_bad_bodies_are_400_naming_what_is_wrong(api, db):
     twice = {"entity_types": [{"name": "Person"}, {"name": "person"}]}
     assert "the same name" in _refused(api, db, twice)
     assert "at least one entity type" in _refused(api, db, {"entity_types": []})
+    assert "NUL" in _refused(api, db, {"entity_types": [{"name": "Per\u0000son"}]})
+    assert "control characters" in _refused(api, db, {"entity_types": [{"name": "Per\u0001son"}]})
+    assert "control characters" in _refused(api, db, {**PEOPLE_JSON, "description": "a\u001bb"})
+    assert "letter or a digit" in _refused(api, db, {"entity_types": [{"name": "!!"}]})
+    assert "not OWL in RDF/XML" in _refused(
+        api, db, {"content": PEOPLE_OWL.replace("a human being", "a&#0;b")}
+    )
     reply = api.post("/v1/gb/ontologies", {"user_id": "u1", "name": "ba d", **PEOPLE_JSON})
     assert reply.status == 400 and "name" in reply.json["error"]
     reply = api.post("/v1/gb/ontologies", {"name": "x", **PEOPLE_JSON})

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from gligabao.api.models import absent
 from gligabao.api.validation import DatasetName, UserId, _strictly_string
@@ -20,8 +21,35 @@ OntologyName = Annotated[
     StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$"),
     Field(description="1-64 characters of A-Z a-z 0-9 _ . -"),
 ]
-TypeName = Annotated[str, BeforeValidator(_strictly_string), StringConstraints(min_length=1, max_length=100)]
-Description = Annotated[str, BeforeValidator(_strictly_string), StringConstraints(max_length=1000)]
+
+
+def _no_control_characters(value: str) -> str:
+    """No control character (NUL, which PostgreSQL text and jsonb cannot hold, escapes that would
+    reach prompts); tabs and line breaks stay."""
+    if any(unicodedata.category(ch) == "Cc" and ch not in "\t\n\r" for ch in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def _named(value: str) -> str:
+    if not any(ch.isalnum() for ch in value):
+        raise ValueError("a type name needs a letter or a digit")
+    return value
+
+
+TypeName = Annotated[
+    str,
+    BeforeValidator(_strictly_string),
+    StringConstraints(min_length=1, max_length=100),
+    AfterValidator(_no_control_characters),
+    AfterValidator(_named),
+]
+Description = Annotated[
+    str,
+    BeforeValidator(_strictly_string),
+    StringConstraints(max_length=1000),
+    AfterValidator(_no_control_characters),
+]
 Names = Annotated[list[TypeName], Field(max_length=50)]
 
 OUT_OF_ONTOLOGY_DESCRIPTION = (

@@ -160,6 +160,9 @@ def build_ontology(
     if not entity_types:
         raise InvalidOntology("an ontology needs at least one entity type")
     for kind, types in (("entity types", entity_types), ("relation types", relation_types)):
+        nameless = next((t.name for t in types if not squashed(t.name)), None)
+        if nameless is not None:
+            raise InvalidOntology(f"{kind}: {nameless!r} has no letter or digit")
         if len(types) > max_types:
             raise InvalidOntology(f"at most {max_types} {kind} (got {len(types)})")
         seen: dict[str, str] = {}
