@@ -5,6 +5,7 @@ and relations outside the ontology (people, organizations and places; worksFor a
 
 from __future__ import annotations
 
+from image_files import image_body, image_file
 from ontology_helpers import PEOPLE_JSON, register
 from remember_helpers import prompt_of, remember, stages_called
 
@@ -162,3 +163,16 @@ def test_query_context_shows_the_mapped_types(api, db, models):
     query_prompt = prompt_of(fake_anthropic.messages[-1])
     assert "Acme (organization)" in query_prompt
     assert "Alice (person)" in query_prompt
+
+
+def test_an_images_extraction_is_told_the_ontology_and_conformed_to_it(api, db, models):
+    fake_anthropic, _ = models
+    register(api, dataset="main")
+    fake_anthropic.queue({"description": "Alice at her desk at Acme.", **OUTSIDE})
+
+    reply = api.post("/v1/gb/remember", image_body(image_file()))
+
+    assert reply.status == 200, reply.json
+    assert reply.json["ontology"]["dropped_entities"] == 1 and reply.json["ontology"]["mapped_relations"] == 1
+    assert _stored(db)[0] == {"Acme": "organization", "Alice": "person", "Paris": "place"}
+    assert "- works_for (person -> organization)" in prompt_of(fake_anthropic.messages[0])
