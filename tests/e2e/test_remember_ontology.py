@@ -176,3 +176,18 @@ def test_an_images_extraction_is_told_the_ontology_and_conformed_to_it(api, db, 
     assert reply.json["ontology"]["dropped_entities"] == 1 and reply.json["ontology"]["mapped_relations"] == 1
     assert _stored(db)[0] == {"Acme": "organization", "Alice": "person", "Paris": "place"}
     assert "- works_for (person -> organization)" in prompt_of(fake_anthropic.messages[0])
+
+
+def test_an_asynchronous_remember_is_conformed_by_the_worker(api, db, models, local_jobs):
+    fake_anthropic, _ = models
+    register(api, dataset="main")
+    fake_anthropic.queue(OUTSIDE)
+
+    reply = api.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT, "async": True})
+
+    assert reply.status == 202
+    assert local_jobs.wait_until_empty(30)
+    assert _stored(db) == (
+        {"Acme": "organization", "Alice": "person", "Paris": "place"},
+        [("Alice", "lives_in", "Paris"), ("Alice", "works_for", "Acme")],
+    )
