@@ -90,11 +90,13 @@ def test_attach_detach_and_the_datasets_ontology(api, db):
 
     assert attached.status == 200
     assert attached.json == {"dataset": "notes", "ontology": "people"}
-    assert [d["name"] for d in api.get("/v1/gb/datasets?user_id=u1").json["datasets"]] == ["notes"]
+    [listed] = api.get("/v1/gb/datasets?user_id=u1").json["datasets"]
+    assert (listed["name"], listed["ontology"]) == ("notes", "people")
     assert api.get("/v1/gb/datasets/notes/ontology?user_id=u1").json["name"] == "people"
     assert api.get("/v1/gb/ontologies/people?user_id=u1").json["datasets"] == ["notes"]
     assert api.delete("/v1/gb/datasets/notes/ontology?user_id=u1").status == 204
     assert api.get("/v1/gb/datasets/notes/ontology?user_id=u1").status == 404
+    assert api.get("/v1/gb/datasets?user_id=u1").json["datasets"][0]["ontology"] is None
     assert api.delete("/v1/gb/datasets/notes/ontology?user_id=u1").status == 204  # none: nothing to do
     assert api.delete("/v1/gb/datasets/other/ontology?user_id=u1").status == 404
     unknown = api.request("PUT", "/v1/gb/datasets/x/ontology", {"user_id": "u1", "ontology": "nope"})
