@@ -231,3 +231,19 @@ def test_the_prolog_check_refuses_what_could_reach_out_or_blow_up(document, refu
 
 def test_plain_internal_entities_are_allowed_as_protege_writes_them():
     check_document('<!DOCTYPE r [<!ENTITY owl "http://www.w3.org/2002/07/owl#">]><r a="&owl;Class"/>')
+
+
+def test_a_deep_or_cyclic_hierarchy_fits_its_ancestors_and_ends():
+    depth = 500
+    chain = [
+        EntityType(f"T{i}", f"t{i}", parents=(f"t{i - 1}",) if i else (f"t{depth - 1}",))
+        for i in range(depth)
+    ]
+    ontology = build_ontology(
+        "deep", chain, [RelationType("r", "r", domain=("t0",), range=("t0",))], "map", max_types=depth
+    )
+
+    g, counts = conform(graph([("A", "t499"), ("B", "t250")], [("A", "r", "B")]), ontology)
+
+    assert [f.relation for f in g.facts] == ["r"]  # t499 -> ... -> t0 (and round again: a cycle)
+    assert counts.dropped_relations == 0

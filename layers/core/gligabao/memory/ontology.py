@@ -227,6 +227,7 @@ def conform(
     by_entity = {squashed(n): t for t in ontology.entity_types for n in (t.name, t.key, *t.aliases)}
     by_relation = {squashed(n): r for r in ontology.relation_types for n in (r.name, r.key, *r.aliases)}
     types = {t.key: t for t in ontology.entity_types}
+    lineage = _Lineage(types)
     mapping = ontology.out_of_ontology == "map"
 
     # Entities: by name or alias; an untyped one by the allowed relation its facts name.
@@ -270,7 +271,7 @@ def conform(
 
     facts: dict[tuple[str, str, str], TextFact] = {}
     for fact in graph.facts:
-        key = _relation_for(fact, settled, ontology, by_relation, types, nearest if mapping else None)
+        key = _relation_for(fact, settled, ontology, by_relation, lineage, nearest if mapping else None)
         if key is None:
             counts["dropped_relations"] += 1
             continue
@@ -312,7 +313,7 @@ def _relation_for(
     settled: dict[str, str],
     ontology: Ontology,
     by_relation: dict[str, RelationType],
-    types: dict[str, EntityType],
+    lineage: _Lineage,
     nearest: _Nearest | None,
 ) -> str | None:
     """The allowed relation a fact takes, or None: dropped (module docstring, steps 1 to 4)."""
@@ -321,11 +322,11 @@ def _relation_for(
     if source_type is None or target_type is None:  # an entity of it was dropped
         return None
     named = by_relation.get(squashed(fact.relation))
-    if named is not None and _fits(named, source_type, target_type, types):
+    if named is not None and _fits(named, source_type, target_type, lineage):
         return named.key
     if nearest is None:  # drop mode
         return None
-    fitting = [r for r in ontology.relation_types if _fits(r, source_type, target_type, types)]
+    fitting = [r for r in ontology.relation_types if _fits(r, source_type, target_type, lineage)]
     if len(fitting) <= 1:
         return fitting[0].key if fitting else None
     return nearest.best(_relation_label(fact), [(r.key, _type_text(r)) for r in fitting])
@@ -346,25 +347,33 @@ def _implied_type(entity: TextEntity, facts: Sequence[TextFact], by_relation: di
     return None
 
 
-def _fits(relation: RelationType, source_type: str, target_type: str, types: dict[str, EntityType]) -> bool:
-    return _is_a(source_type, relation.domain, types) and _is_a(target_type, relation.range, types)
+class _Lineage:
+    """Each entity type with its ancestors (rdfs:subClassOf, cycles allowed), worked out once per
+    type a remember meets: a fit is then a set lookup, whatever the depth of the hierarchy."""
+
+    def __init__(self, types: dict[str, EntityType]):
+        self._types = types
+        self._known: dict[str, frozenset[str]] = {}
+
+    def of(self, key: str) -> frozenset[str]:
+        if key not in self._known:
+            seen, todo = set(), [key]
+            while todo:
+                current = todo.pop()
+                if current in seen:
+                    continue
+                seen.add(current)
+                todo.extend(self._types[current].parents if current in self._types else ())
+            self._known[key] = frozenset(seen)
+        return self._known[key]
 
 
-def _is_a(key: str, allowed: Sequence[str], types: dict[str, EntityType]) -> bool:
-    """Whether the type, or one of its ancestors (rdfs:subClassOf), is among `allowed` (() = any)."""
-    if not allowed:
-        return True
-    seen: set[str] = set()
-    todo = [key]
-    while todo:
-        current = todo.pop()
-        if current in allowed:
-            return True
-        if current in seen or current not in types:
-            continue
-        seen.add(current)
-        todo.extend(types[current].parents)
-    return False
+def _fits(relation: RelationType, source_type: str, target_type: str, lineage: _Lineage) -> bool:
+    """Whether the types, or one of their ancestors, are among the relation's domain and range
+    (an empty domain or range takes any type)."""
+    return (not relation.domain or not lineage.of(source_type).isdisjoint(relation.domain)) and (
+        not relation.range or not lineage.of(target_type).isdisjoint(relation.range)
+    )
 
 
 def _entity_label(entity: TextEntity) -> str:
