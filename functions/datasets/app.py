@@ -1,6 +1,7 @@
-"""Lambda function: the datasets routes. Glue only; the logic is in the gligabao layer."""
+"""Lambda function: the datasets and ontology routes. Glue only; the logic is in the gligabao layer."""
 
 from gligabao.api.handler import create_handler
-from gligabao.api.routes.datasets import router
+from gligabao.api.routes import datasets, ontologies
 
-handler = create_handler(router)
+# idempotent: POST /v1/gb/ontologies with an Idempotency-Key runs once.
+handler = create_handler(datasets.router, ontologies.router, idempotent=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 from explorer_browser import CHROMIUM, launch_chromium, screenshot_path
 from image_files import image_body, image_file
+from ontology_helpers import register
 from remember_helpers import prompt_of, remember, rule_based_model
 
 from gligabao.explore.server import make_server
@@ -484,3 +485,28 @@ def test_a_retrieval_only_question_highlights_what_was_retrieved_without_an_llm_
     assert known["edges"]["Alice lives_in Paris"] not in retrieved
     assert f"[edge {known['edges']['Alice works_at Acme']}]" in explorer.page.text_content("#context pre")
     assert "No answer asked for" in explorer.page.inner_text("#answer")
+
+
+def test_the_type_filter_offers_the_ontology_s_types_and_shows_only_the_chosen_one(explorer, api, models):
+    register(api, dataset="main")  # people: Organization, Person, Place; worksFor, livesIn
+    remember(api, "Alice works at Acme. Alice lives in Paris. Bob knows Alice. Carol knows Bob.")
+
+    explorer.open()
+    explorer.wait_for_graph()
+
+    options = explorer.page.eval_on_selector_all("#type-filter option", "els => els.map(e => e.textContent)")
+    assert options == ["all types (ontology “people”)", "organization (1)", "person (3)", "place (1)"]
+    # colours follow the ontology's order, not the graph's counts
+    assert explorer.page.inner_text("#legend").splitlines()[0] == "organization (1)"
+    assert explorer.entity_names() == ["Acme", "Alice", "Bob", "Carol", "Paris"]
+    explorer.page.select_option("#type-filter", "person")
+    assert explorer.entity_names() == ["Alice", "Bob", "Carol"]
+    assert explorer.edge_ids() == set()  # knows is outside the ontology: no fact between people
+    explorer.page.select_option("#type-filter", "organization")
+    assert explorer.entity_names() == ["Acme"]
+    explorer.page.select_option("#type-filter", "")
+    assert explorer.entity_names() == ["Acme", "Alice", "Bob", "Carol", "Paris"]
+    assert explorer.page.inner_text("#edge-list").splitlines() == [
+        "Alice lives_in Paris",
+        "Alice works_for Acme",
+    ]

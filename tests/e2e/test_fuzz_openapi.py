@@ -24,6 +24,14 @@ OPERATIONS = {
     "POST /v1/gb/eval/remember",
     "POST /v1/gb/query",
     "POST /v1/gb/eval/query",
+    "POST /v1/gb/ontologies",
+    "GET /v1/gb/ontologies",
+    "GET /v1/gb/ontologies/{name}",
+    "PUT /v1/gb/ontologies/{name}",
+    "DELETE /v1/gb/ontologies/{name}",
+    "GET /v1/gb/datasets/{dataset}/ontology",
+    "PUT /v1/gb/datasets/{dataset}/ontology",
+    "DELETE /v1/gb/datasets/{dataset}/ontology",
 }
 
 

@@ -22,6 +22,12 @@ class Limits(BaseModel):
     query_max_body_bytes: int = Field(64 * 1024, gt=0, description="query body; 413 above")
     session_id_max_bytes: int = Field(128, gt=0, description="a session id, in UTF-8 bytes")
     user_id_max_bytes: int = Field(256, gt=0, description="a user id, in UTF-8 bytes")
+    ontology_max_bytes: int = Field(
+        512 * 1024, gt=0, description="an ontology's document (OWL RDF/XML) or body; 413 above"
+    )
+    ontology_max_types: int = Field(
+        500, gt=0, description="entity types, and relation types, an ontology may declare; 400 above"
+    )
     json_max_depth: int = Field(
         32, gt=0, description="nesting of a JSON body (objects and arrays); 400 deeper"
     )

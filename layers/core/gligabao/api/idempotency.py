@@ -38,6 +38,13 @@ MOMENTARY_CLIENT_ERRORS = frozenset({401, 403, 408, 409, 429})
 # invocation runs longer than Lambda's 15 minutes.
 LONGEST_INVOCATION_MS = 15 * 60 * 1000
 IN_PROGRESS_RETRY_AFTER_SECONDS = 2
+# The header as the OpenAPI document describes it, on each route that honours it.
+IDEMPOTENCY_KEY_DESCRIPTION = (
+    "1 to 255 printable ASCII characters. A retry with the same key and body gets the first "
+    "response (header Idempotent-Replayed: true) without running again; the key with another body, "
+    "or while the first request runs, is 409. 5xx responses are not kept. Keys expire after "
+    "GB_IDEMPOTENCY_TTL_SECONDS (default 24 hours)."
+)
 
 _PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
 

@@ -86,6 +86,7 @@ class DatasetSummary(BaseModel):
     )
     entities: int
     edges: int = Field(description="live edges: not superseded")
+    ontology: str | None = Field(default=None, description="the ontology attached to it; null without one")
 
 
 class DatasetList(BaseModel):
@@ -103,6 +104,7 @@ class DatasetList(BaseModel):
                     failed=s.failed,
                     entities=s.entities,
                     edges=s.edges,
+                    ontology=s.ontology,
                 )
                 for s in summaries
             ]

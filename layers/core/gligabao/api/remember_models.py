@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -446,6 +447,18 @@ class SupersededEdge(BaseModel):
     expired_at: str
 
 
+class OntologyApplied(BaseModel):
+    name: str = Field(description="the dataset's ontology")
+    mapped_entity_types: int = Field(
+        description="entities whose extracted type became the nearest allowed one"
+    )
+    dropped_entities: int = Field(description="entities of a type outside the ontology, not stored")
+    mapped_relations: int = Field(description="facts whose relation became the nearest allowed one")
+    dropped_relations: int = Field(
+        description="facts not stored: no allowed relation fits them, or one of their entities was dropped"
+    )
+
+
 class RememberResponse(BaseModel):
     user_id: str = Field(description="the request's user")
     session_id: str | None = Field(
@@ -484,6 +497,11 @@ class RememberResponse(BaseModel):
         "remember's: no model call, no new artifact, that artifact's id and session); omitted for a text",
     )
     trajectory: Trajectory | None = Field(default=None, exclude_if=absent, description=TRAJECTORY_DESCRIPTION)
+    ontology: OntologyApplied | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="what the dataset's ontology mapped and dropped; omitted when it has none",
+    )
 
     @classmethod
     def from_domain(cls, remembered: Remembered, kind: str | None = None) -> RememberResponse:
@@ -518,6 +536,7 @@ class RememberResponse(BaseModel):
             description=remembered.description,
             repeated=remembered.repeated if remembered.description is not None else None,
             trajectory=trajectory_out(remembered.trajectory),
+            ontology=OntologyApplied(**asdict(remembered.ontology)) if remembered.ontology else None,
         )
 
 

@@ -13,7 +13,7 @@ Row = TypeVar("Row")
 
 
 def list_with_counts(conn: psycopg.Connection, user_id: str, row_type: type[Row]) -> list[Row]:
-    """name, created_at and the counts of artifacts (chunks not counted; those of asynchronous
+    """name, created_at, the attached ontology's name and the counts of artifacts (chunks not counted; those of asynchronous
     remembers still queued or running, and those failed, apart), entities and live edges. Each
     count reads an index (migrations 0023 and 0025), and only the artifacts not done are read."""
     return (
@@ -22,7 +22,8 @@ def list_with_counts(conn: psycopg.Connection, user_id: str, row_type: type[Row]
             f"""
         SELECT d.name, d.created_at, a.artifacts, a.queued, a.failed,
                (SELECT count(*) FROM gb_entities e WHERE e.dataset_id = d.id) AS entities,
-               (SELECT count(*) FROM gb_edges g WHERE g.dataset_id = d.id AND g.expired_at IS NULL) AS edges
+               (SELECT count(*) FROM gb_edges g WHERE g.dataset_id = d.id AND g.expired_at IS NULL) AS edges,
+               (SELECT o.name FROM gb_ontologies o WHERE o.id = d.ontology_id) AS ontology
         FROM gb_datasets d
         CROSS JOIN LATERAL (
             SELECT (SELECT count(*) FROM gb_artifacts a WHERE a.dataset_id = d.id)

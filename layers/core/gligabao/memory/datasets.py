@@ -19,6 +19,7 @@ class DatasetSummary:
     failed: int  # of them, asynchronous remembers that failed (each artifact says why)
     entities: int
     edges: int  # live edges: not superseded
+    ontology: str | None  # the ontology attached to it
 
 
 def list_datasets(memory: Memory, user_id: str) -> list[DatasetSummary]:

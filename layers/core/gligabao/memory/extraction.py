@@ -73,8 +73,10 @@ def extract(
     models: dict[str, str],
     concurrency: int,
     deadline: float | None = None,
+    ontology: str | None = None,
 ) -> list[Extraction]:
-    """One extraction per piece (the whole text, or each chunk), chunks concurrently."""
+    """One extraction per piece (the whole text, or each chunk), chunks concurrently; `ontology`:
+    the allowed types and relations, told to each call (memory/ontology.py, prompt_section)."""
 
     def extract_piece(index: int) -> Extraction:
         system, content = extract_prompt(
@@ -82,6 +84,7 @@ def extract(
             reference_time=reference_time,
             current_time=now,
             chunk=(index, len(pieces)) if chunked else None,
+            ontology=ontology,
         )
         return llm.complete(
             call,

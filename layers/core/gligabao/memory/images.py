@@ -21,11 +21,13 @@ from typing import Any
 from gligabao.ai.prompts.image import IMAGE_MAX_TOKENS, ImageExtraction, image_prompt
 from gligabao.ai.stages import level_for
 from gligabao.db import images as image_rows
+from gligabao.db import ontologies as ontology_rows
 from gligabao.errors import BadRequest, PayloadTooLarge, ProviderError
 from gligabao.limits import Limits
 from gligabao.memory.extraction import clean_text, merge_extractions
 from gligabao.memory.geo import locate_places
 from gligabao.memory.names import normalized_name
+from gligabao.memory.ontology import Ontology, prompt_section
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import (
@@ -34,6 +36,7 @@ from gligabao.memory.remember import (
     embed,
     extract_model,
     judge_facts,
+    within_ontology,
     write_graph,
 )
 from gligabao.memory.trajectory import recorder_for
@@ -104,6 +107,12 @@ def remember_image(
                 if uow.dataset_id is not None
                 else None
             )
+            attached = ontology_rows.of_dataset(uow.conn, image.user_id, image.dataset)
+        ontology = (
+            Ontology.from_json(attached["name"], attached["parsed"], attached["out_of_ontology"])
+            if attached
+            else None
+        )
         if first is not None:
             return op.trajectory.save_repeated(memory, image.user_id, _repeated(image, first))
         llm, embedder, geo = memory.llm, memory.embedder, memory.geo  # 503s before any model call
@@ -115,6 +124,7 @@ def remember_image(
             caption=image.caption,
             reference_time=reference_time,
             current_time=now,
+            ontology=prompt_section(ontology) if ontology else None,
         )
         reply = llm.complete(
             op.call,
@@ -132,6 +142,7 @@ def remember_image(
         if not description:
             raise ProviderError("LLM reply of stage image had an empty description")
         graph = merge_extractions([reply], reference_time, name_max_chars=memory.limits.entity_name_max_chars)
+        graph, counts = within_ontology(embedder, op.call, graph, ontology, deadline)
         op.trajectory.extraction(graph)
         # From here on the image is remembered as the text of its description.
         as_text = TextToRemember(
@@ -187,7 +198,7 @@ def remember_image(
                     extraction=extraction,
                     session_id=image.session_id,
                 )
-                remembered = replace(remembered, description=description)
+                remembered = replace(remembered, description=description, ontology=counts)
             save_inferences(uow.conn, op.call)
             remembered = op.trajectory.save_remember(uow.conn, dataset_id, remembered)
         return remembered

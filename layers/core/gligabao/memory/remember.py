@@ -15,6 +15,7 @@ from datetime import datetime
 from gligabao.ai.prompts.extract import Extraction
 from gligabao.db import geo as geo_rows
 from gligabao.db import graph_writes
+from gligabao.db import ontologies as ontology_rows
 from gligabao.db.connection import UnitOfWork
 from gligabao.memory import fact_resolution
 from gligabao.memory.chunking import split_text
@@ -22,6 +23,7 @@ from gligabao.memory.entity_resolution import send_stored_entities
 from gligabao.memory.extraction import TextGraph, extract, merge_extractions
 from gligabao.memory.fact_resolution import FactsStored, Judgement
 from gligabao.memory.geo import locate_places
+from gligabao.memory.ontology import Ontology, OntologyCounts, conform, prompt_section
 from gligabao.memory.operation import Operation, operation
 from gligabao.memory.ports import Embedder, Memory
 from gligabao.memory.trajectory import recorder_for
@@ -66,6 +68,7 @@ class Remembered:
     description: str | None = None  # an image's: what it shows (its artifact's text)
     repeated: bool = False  # an image the dataset held: answered from its first remember
     trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
+    ontology: OntologyCounts | None = None  # what the dataset's ontology mapped and dropped
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ def remember_text(
         op.trajectory.chunking(request.text, chunks, memory.limits)
         pieces = chunks or [request.text]
         ahead = prepared is not None and not chunks  # a chunked text is never prepared
+        ontology = dataset_ontology(memory, request.user_id, request.dataset)
         extractions = (
             [prepared.extraction]
             if ahead
@@ -132,11 +136,13 @@ def remember_text(
                 models=dict(request.models),
                 concurrency=memory.limits.extract_concurrency,
                 deadline=deadline,
+                ontology=prompt_section(ontology) if ontology else None,
             )
         )
         graph = merge_extractions(
             extractions, reference_time, name_max_chars=memory.limits.entity_name_max_chars
         )
+        graph, counts = within_ontology(embedder, op.call, graph, ontology, deadline)
         op.trajectory.extraction(graph)
         known = prepared.vector_of if prepared is not None else None
         vectors = embed(embedder, op.call, graph, chunks, deadline, known=known)
@@ -144,7 +150,7 @@ def remember_text(
         judgement = judge_facts(memory, op.call, request, graph, vectors, reference_time, now, deadline)
         places = locate_places(geo, graph.entities)  # {} while geo is off
         op.trajectory.resolution(graph, judgement, places)
-        return store(
+        remembered = store(
             memory,
             op,
             request,
@@ -157,6 +163,29 @@ def remember_text(
             artifact_id=artifact_id,
             model_id=extract_model(llm, request.models),
         )
+        return replace(remembered, ontology=counts) if counts else remembered
+
+
+def dataset_ontology(memory: Memory, user_id: str, dataset: str) -> Ontology | None:
+    """The ontology attached to the dataset (None without one, or without the dataset yet)."""
+    with memory.database.transaction(user_id) as uow:
+        row = ontology_rows.of_dataset(uow.conn, user_id, dataset)
+    return Ontology.from_json(row["name"], row["parsed"], row["out_of_ontology"]) if row else None
+
+
+def within_ontology(
+    embedder: Embedder,
+    call: CallContext,
+    graph: TextGraph,
+    ontology: Ontology | None,
+    deadline: float | None,
+) -> tuple[TextGraph, OntologyCounts | None]:
+    """The graph conformed to the dataset's ontology (memory/ontology.py), and what that changed;
+    the graph as it is without one. The names compared by similarity, if any, are embedded in one
+    request of their own (stage embed)."""
+    if ontology is None:
+        return graph, None
+    return conform(graph, ontology, lambda texts: embedder.embed(call, list(texts), deadline=deadline))
 
 
 def extract_model(llm: object, models: Mapping[str, str], stage: str = "extract") -> str | None:

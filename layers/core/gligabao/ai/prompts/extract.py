@@ -93,15 +93,24 @@ EXTRACT_CHUNK_SYSTEM = _RULES % (
 
 
 def extract_prompt(
-    text: str, *, reference_time: datetime, current_time: datetime, chunk: tuple[int, int] | None = None
+    text: str,
+    *,
+    reference_time: datetime,
+    current_time: datetime,
+    chunk: tuple[int, int] | None = None,
+    ontology: str | None = None,
 ) -> tuple[str, str]:
-    """(system, content) of one extraction call; `chunk` is (index from 0, count) for a chunk."""
+    """(system, content) of one extraction call; `chunk` is (index from 0, count) for a chunk;
+    `ontology`: the types and relations the dataset allows (memory/ontology.py, prompt_section),
+    in the content, so that the instructions (and their fingerprint) stay those of every text."""
     lines = [
         f"<reference_time>{rfc3339(reference_time)}</reference_time>",
         f"<current_time>{rfc3339(current_time)}</current_time>",
     ]
     if chunk is not None:
         lines.append(f"<chunk>{chunk[0] + 1} of {chunk[1]}</chunk>")
+    if ontology:
+        lines += ["<ontology>", ontology, "</ontology>"]
     lines += ["<text>", text, "</text>"]
     return (EXTRACT_CHUNK_SYSTEM if chunk is not None else EXTRACT_SYSTEM), "\n".join(lines)
 

@@ -73,14 +73,18 @@ def image_prompt(
     caption: str | None,
     reference_time: datetime,
     current_time: datetime,
+    ontology: str | None = None,
 ) -> tuple[str, list[dict]]:
-    """(system, content) of one vision call: the image block, then the times and the caption."""
+    """(system, content) of one vision call: the image block, then the times and the caption;
+    `ontology`: the types and relations the dataset allows (memory/ontology.py, prompt_section)."""
     lines = [
         f"<reference_time>{rfc3339(reference_time)}</reference_time>",
         f"<current_time>{rfc3339(current_time)}</current_time>",
     ]
     if caption:
         lines += ["<caption>", caption, "</caption>"]
+    if ontology:
+        lines += ["<ontology>", ontology, "</ontology>"]
     lines.append("Describe the image above and extract its knowledge graph.")
     block = {
         "type": "image",

@@ -6,11 +6,22 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 
 def all_routers() -> list[APIGatewayHttpRouter]:
-    from gligabao.api.routes import datasets, forget, graph, query, remember, sessions, system, trajectories
+    from gligabao.api.routes import (
+        datasets,
+        forget,
+        graph,
+        ontologies,
+        query,
+        remember,
+        sessions,
+        system,
+        trajectories,
+    )
 
     return [
         system.router,
         datasets.router,
+        ontologies.router,
         remember.router,
         query.router,
         graph.router,

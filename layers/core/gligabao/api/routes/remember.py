@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Header
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import Invocation, invocation, memory
+from gligabao.api.idempotency import IDEMPOTENCY_KEY_DESCRIPTION
 from gligabao.api.models import CONFIGURATION_INVALID, documented_responses
 from gligabao.api.remember_models import (
     AcceptedResponse,
@@ -28,12 +29,6 @@ from gligabao.memory.remember import Remembered, remember_text
 
 router = APIGatewayHttpRouter()
 
-IDEMPOTENCY_KEY_DESCRIPTION = (
-    "1 to 255 printable ASCII characters. A retry with the same key and body gets the first "
-    "response (header Idempotent-Replayed: true) without running again; the key with another body, "
-    "or while the first request runs, is 409. 5xx responses are not kept. Keys expire after "
-    "GB_IDEMPOTENCY_TTL_SECONDS (default 24 hours)."
-)
 
 _ERRORS = {
     400: "invalid JSON body, unknown field, blank text, bad user_id, dataset, session_id, reference_time, "

@@ -136,8 +136,10 @@ const state = {
   entities: new Map(), // id -> entity (+ x, y, createdUs, degree, colour)
   edges: new Map(), // id -> edge (+ validUs, invalidUs, createdUs, expiredUs, shown)
   truncated: false,
-  types: [], // [type, count], most frequent first
+  types: [], // [type, count]: the ontology's types in its order, else the graph's, most frequent first
   colours: new Map(),
+  ontology: null, // the dataset's ontology: {name, types: [type, ...]}, or null
+  typeFilter: "", // show only the entities of this type ("" = all)
   axis: "recorded",
   stops: [], // the moments where something happened, then Infinity (now)
   timeIndex: 0,
@@ -180,7 +182,7 @@ function writeParams() {
 }
 
 function setEnabled(enabled) {
-  for (const id of ["search", "axis", "time", "superseded", "session", "session-show", "question", "ask"]) {
+  for (const id of ["search", "axis", "time", "superseded", "session", "session-show", "question", "ask", "type-filter"]) {
     $(id).disabled = !enabled;
   }
 }
@@ -251,6 +253,21 @@ async function fetchGraph(user, dataset) {
   return { entities, edges, truncated };
 }
 
+// The dataset's ontology (its entity types, in its order), or null: none attached, or it could not
+// be read (the graph is shown all the same, coloured by the types it holds). Found in the user's
+// list first, which says the datasets of each: a dataset without one costs no 404.
+async function fetchOntology(user, dataset) {
+  try {
+    const listed = (await api("GET", "/v1/gb/ontologies", { user_id: user })).ontologies;
+    const attached = listed.find((ontology) => ontology.datasets.includes(dataset));
+    if (!attached) return null;
+    const ontology = await api("GET", `/v1/gb/ontologies/${encodeURIComponent(attached.name)}`, { user_id: user });
+    return { name: ontology.name, types: ontology.entity_types.map((type) => type.type) };
+  } catch (error) {
+    return null;
+  }
+}
+
 async function loadDataset(dataset, { keepLayout }) {
   hideBanner();
   state.dataset = dataset;
@@ -258,7 +275,7 @@ async function loadDataset(dataset, { keepLayout }) {
   let graph;
   state.loading += 1;
   try {
-    graph = await fetchGraph(state.user, dataset);
+    [graph, state.ontology] = await Promise.all([fetchGraph(state.user, dataset), fetchOntology(state.user, dataset)]);
   } catch (error) {
     clearGraph();
     showEmpty("Nothing to show: the graph could not be read.");
@@ -298,6 +315,7 @@ async function loadDataset(dataset, { keepLayout }) {
     state.evidence = null;
     state.search = "";
     $("search").value = "";
+    state.typeFilter = "";
     showDetailHint();
   } else {
     dropForgotten();
@@ -360,10 +378,19 @@ function showEmpty(text) {
   draw();
 }
 
+// Colours by entity type: with an ontology, its types first in its order (each keeps its colour
+// whatever the graph holds), then any other type the graph still holds (stored before it).
 function assignColours() {
   const counts = new Map();
   for (const entity of state.entities.values()) counts.set(entity.type, (counts.get(entity.type) || 0) + 1);
-  state.types = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const byCount = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const allowed = state.ontology ? state.ontology.types : [];
+  state.types = [
+    ...allowed.map((type) => [type, counts.get(type) || 0]),
+    ...byCount.filter(([type]) => !allowed.includes(type)),
+  ];
+  if (state.typeFilter && !state.types.some(([type]) => type === state.typeFilter)) state.typeFilter = "";
+  renderTypeFilter();
   state.colours = new Map(state.types.map(([type], index) => [type, PALETTE[Math.min(index, PALETTE.length - 1)]]));
   for (const entity of state.entities.values()) entity.colour = state.colours.get(entity.type);
 }
@@ -440,6 +467,7 @@ function recompute() {
     let visible;
     if (state.axis === "recorded" || now()) visible = entity.createdUs <= at;
     else visible = degree.has(entity.id) || !touched.has(entity.id);
+    if (state.typeFilter && entity.type !== state.typeFilter) visible = false;
     entity.visible = visible;
     entity.degree = degree.get(entity.id) || 0;
     if (visible) entities.push(entity);
@@ -543,6 +571,16 @@ function renderLists() {
   edges.replaceChildren(...ordered.map((edge) => h("li", {}, edgeButton(edge))));
   $("entity-count").textContent = `(${state.visibleEntities.length})`;
   $("edge-count").textContent = `(${state.visibleEdges.length})`;
+}
+
+function renderTypeFilter() {
+  const select = $("type-filter");
+  const label = state.ontology ? `all types (ontology “${state.ontology.name}”)` : "all types";
+  select.replaceChildren(
+    h("option", { value: "" }, label),
+    ...state.types.map(([type, count]) => h("option", { value: type }, `${type} (${count})`)),
+  );
+  select.value = state.typeFilter;
 }
 
 function renderLegend() {
@@ -1589,6 +1627,10 @@ $("time").addEventListener("input", () => {
 });
 $("superseded").addEventListener("change", () => {
   state.showSuperseded = $("superseded").checked;
+  recompute();
+});
+$("type-filter").addEventListener("change", () => {
+  state.typeFilter = $("type-filter").value;
   recompute();
 });
 $("session-form").addEventListener("submit", (event) => {

@@ -1,0 +1,252 @@
+"""Requests and responses of the ontology routes (/v1/gb/ontologies, /v1/gb/datasets/{dataset}/ontology)."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from gligabao.api.models import absent
+from gligabao.api.validation import DatasetName, UserId, _strictly_string
+from gligabao.errors import BadRequest, PayloadTooLarge
+from gligabao.limits import Limits
+from gligabao.memory.ontologies import OntologyDocument, StoredOntology, json_document
+from gligabao.memory.ontology import EntityType, Ontology, RelationType, entity_type_key, relation_key
+from gligabao.timefmt import rfc3339
+
+OntologyName = Annotated[
+    str,
+    BeforeValidator(_strictly_string),
+    StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$"),
+    Field(description="1-64 characters of A-Z a-z 0-9 _ . -"),
+]
+
+
+def _no_control_characters(value: str) -> str:
+    """No control character (NUL, which PostgreSQL text and jsonb cannot hold, escapes that would
+    reach prompts); tabs and line breaks stay."""
+    if any(unicodedata.category(ch) == "Cc" and ch not in "\t\n\r" for ch in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def _named(value: str) -> str:
+    if not any(ch.isalnum() for ch in value):
+        raise ValueError("a type name needs a letter or a digit")
+    return value
+
+
+TypeName = Annotated[
+    str,
+    BeforeValidator(_strictly_string),
+    StringConstraints(min_length=1, max_length=100),
+    AfterValidator(_no_control_characters),
+    AfterValidator(_named),
+]
+Description = Annotated[
+    str,
+    BeforeValidator(_strictly_string),
+    StringConstraints(max_length=1000),
+    AfterValidator(_no_control_characters),
+]
+Names = Annotated[list[TypeName], Field(max_length=50)]
+
+OUT_OF_ONTOLOGY_DESCRIPTION = (
+    "what becomes of an extracted entity type or relation outside the ontology: map (to the nearest "
+    "allowed one, the default) or drop"
+)
+
+
+class EntityTypeForm(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: TypeName = Field(description='"Person"; stored on entities as lowercase words ("person")')
+    description: Description = ""
+    aliases: Names = Field(default_factory=list, description='other names of it ("Company"), matched as it')
+    parents: Names = Field(default_factory=list, description="the entity types it is a kind of")
+
+
+class RelationTypeForm(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: TypeName = Field(description='"worksFor"; stored on edges in snake_case ("works_for")')
+    description: Description = ""
+    domain: Names = Field(default_factory=list, description="the entity types of its source; [] = any")
+    range: Names = Field(default_factory=list, description="the entity types of its target; [] = any")
+    aliases: Names = Field(default_factory=list)
+    parents: Names = Field(default_factory=list, description="the relation types it is a kind of")
+
+
+class OntologyBody(BaseModel):
+    """Exactly one of `content` (OWL in RDF/XML) and the JSON form (`entity_types`, and
+    `relation_types`). Unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId
+    description: Description = ""
+    content: Annotated[str | None, BeforeValidator(_strictly_string)] = Field(
+        default=None, description="the ontology as OWL in RDF/XML (as the gligabao server takes it)"
+    )
+    entity_types: list[EntityTypeForm] | None = Field(
+        default=None, description="the JSON form's entity types"
+    )
+    relation_types: list[RelationTypeForm] | None = Field(
+        default=None, description="the JSON form's relation types (with entity_types only)"
+    )
+    out_of_ontology: Literal["map", "drop"] = Field(default="map", description=OUT_OF_ONTOLOGY_DESCRIPTION)
+
+    def document(self, name: str, limits: Limits) -> OntologyDocument:
+        """The document to register; 400 without exactly one form, 413 when it is too large."""
+        if (self.content is None) == (self.entity_types is None):
+            if self.content is None and self.relation_types is not None:
+                raise BadRequest("relation_types needs entity_types (the JSON form)")
+            raise BadRequest(
+                "exactly one of content (OWL RDF/XML) and entity_types (the JSON form) is required"
+            )
+        if self.content is not None:
+            text, form, kind = self.content, None, "owl"
+        else:
+            text, form, kind = json_document(self._json_form()), self._ontology(name), "json"
+        if len(text.encode()) > limits.ontology_max_bytes:
+            raise PayloadTooLarge(f"the ontology is larger than {limits.ontology_max_bytes} bytes")
+        return OntologyDocument(name, kind, text, self.out_of_ontology, self.description, form)
+
+    def _json_form(self) -> dict:
+        return {
+            "entity_types": [t.model_dump() for t in self.entity_types or []],
+            "relation_types": [r.model_dump() for r in self.relation_types or []],
+        }
+
+    def _ontology(self, name: str) -> Ontology:
+        return Ontology(
+            name,
+            tuple(
+                EntityType(
+                    t.name,
+                    entity_type_key(t.name),
+                    t.description.strip(),
+                    tuple(t.aliases),
+                    tuple(entity_type_key(p) for p in t.parents),
+                )
+                for t in self.entity_types or []
+            ),
+            tuple(
+                RelationType(
+                    r.name,
+                    relation_key(r.name),
+                    r.description.strip(),
+                    tuple(entity_type_key(d) for d in r.domain),
+                    tuple(entity_type_key(d) for d in r.range),
+                    tuple(r.aliases),
+                    tuple(relation_key(p) for p in r.parents),
+                )
+                for r in self.relation_types or []
+            ),
+            self.out_of_ontology,
+        )
+
+
+class CreateOntologyRequest(OntologyBody):
+    """`{"user_id": "u1", "name": "people", "content": "<rdf:RDF ...>"}` or the JSON form."""
+
+    name: OntologyName
+    dataset: DatasetName | None = Field(
+        default=None, description="attach it to this dataset (created if missing)"
+    )
+
+
+class ReplaceOntologyRequest(OntologyBody):
+    """The same as create, the name in the path; the datasets it is attached to stay."""
+
+
+class AttachOntologyRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId
+    ontology: OntologyName = Field(description="the name of one of the user's ontologies")
+
+
+class EntityTypeOut(BaseModel):
+    name: str
+    type: str = Field(description="as entities store it")
+    description: str
+    aliases: list[str]
+    parents: list[str] = Field(description="the types (as stored) it is a kind of")
+
+
+class RelationTypeOut(BaseModel):
+    name: str
+    relation: str = Field(description="as edges store it")
+    description: str
+    domain: list[str]
+    range: list[str]
+    aliases: list[str]
+    parents: list[str]
+
+
+class OntologyCountsOut(BaseModel):
+    entity_types: int
+    relation_types: int
+
+
+class OntologySummary(BaseModel):
+    name: str
+    description: str
+    format: Literal["owl", "json"] = Field(description="owl: registered as OWL RDF/XML; json: the JSON form")
+    out_of_ontology: Literal["map", "drop"]
+    sha256: str = Field(description="of the document as registered")
+    size_bytes: int
+    counts: OntologyCountsOut
+    datasets: list[str] = Field(description="the datasets it is attached to")
+    created_at: str
+    updated_at: str
+
+
+class OntologyResponse(OntologySummary):
+    entity_types: list[EntityTypeOut]
+    relation_types: list[RelationTypeOut]
+    content: str | None = Field(
+        default=None, exclude_if=absent, description="the OWL document; omitted for json"
+    )
+
+    @classmethod
+    def from_domain(cls, stored: StoredOntology) -> OntologyResponse:
+        parsed = stored.ontology.to_json()
+        return cls(
+            **_summary_fields(stored),
+            entity_types=[EntityTypeOut(**t) for t in parsed["entity_types"]],
+            relation_types=[RelationTypeOut(**r) for r in parsed["relation_types"]],
+            content=stored.document if stored.format == "owl" else None,
+        )
+
+
+class OntologyList(BaseModel):
+    ontologies: list[OntologySummary]
+
+    @classmethod
+    def from_domain(cls, stored: list[StoredOntology]) -> OntologyList:
+        return cls(ontologies=[OntologySummary(**_summary_fields(s)) for s in stored])
+
+
+class DatasetOntology(BaseModel):
+    dataset: str
+    ontology: str
+
+
+def _summary_fields(stored: StoredOntology) -> dict:
+    return {
+        "name": stored.name,
+        "description": stored.description,
+        "format": stored.format,
+        "out_of_ontology": stored.ontology.out_of_ontology,
+        "sha256": stored.sha256,
+        "size_bytes": len(stored.document.encode()),
+        "counts": OntologyCountsOut(
+            entity_types=len(stored.ontology.entity_types), relation_types=len(stored.ontology.relation_types)
+        ),
+        "datasets": stored.datasets,
+        "created_at": rfc3339(stored.created_at),
+        "updated_at": rfc3339(stored.updated_at),
+    }
