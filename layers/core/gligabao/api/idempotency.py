@@ -31,6 +31,8 @@ from gligabao.observability.monitoring import RequestReport, current_report
 Resolve = Callable[[dict, Any], dict]
 
 HEADER = "idempotency-key"
+# The writes a key makes run once: remember's POSTs and a correction's PATCH (their bodies name the user).
+IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})
 REPLAYED_HEADER = "Idempotent-Replayed"
 # Client errors a retry may get differently: the caller's credentials, its timing or the state.
 MOMENTARY_CLIENT_ERRORS = frozenset({401, 403, 408, 409, 429})
@@ -46,7 +48,7 @@ def once_per_idempotency_key(resolve: Resolve, operation: str) -> Resolve:
     """`resolve(event, context)` made idempotent for the requests that carry an Idempotency-Key."""
 
     def resolved(event: dict, context: Any) -> dict:
-        if _method(event) != "POST":  # the writes are POSTs: another method is the route's 405, key or not
+        if _method(event) not in IDEMPOTENT_METHODS:  # another method is the route's 405, key or not
             return resolve(event, context)
         try:
             key = idempotency_key(event, memory().limits.idempotency_key_max_chars)

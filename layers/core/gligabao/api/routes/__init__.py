@@ -6,7 +6,17 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 
 def all_routers() -> list[APIGatewayHttpRouter]:
-    from gligabao.api.routes import datasets, forget, graph, query, remember, sessions, system, trajectories
+    from gligabao.api.routes import (
+        datasets,
+        edge_corrections,
+        forget,
+        graph,
+        query,
+        remember,
+        sessions,
+        system,
+        trajectories,
+    )
 
     return [
         system.router,
@@ -16,5 +26,6 @@ def all_routers() -> list[APIGatewayHttpRouter]:
         graph.router,
         sessions.router,
         forget.router,
+        edge_corrections.router,
         trajectories.router,
     ]

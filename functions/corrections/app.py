@@ -1,0 +1,8 @@
+"""Lambda function: the correction of facts by hand. Glue only; the logic is in the gligabao layer."""
+
+from gligabao.ai.snapstart import reseed_random_after_restore
+from gligabao.api.handler import create_handler
+from gligabao.api.routes.edge_corrections import router
+
+handler = create_handler(router, idempotent=True)
+reseed_random_after_restore()
