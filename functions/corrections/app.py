@@ -4,5 +4,5 @@ from gligabao.ai.snapstart import reseed_random_after_restore
 from gligabao.api.handler import create_handler
 from gligabao.api.routes.edge_corrections import router
 
-handler = create_handler(router, idempotent=True)
+handler = create_handler(router, idempotent=True, idempotent_method="PATCH")
 reseed_random_after_restore()

@@ -64,14 +64,19 @@ BODY_LIMITS: dict[str, Callable[[Limits, dict], int]] = {
 
 
 def create_handler(
-    router: APIGatewayHttpRouter, *, operation: str | None = None, idempotent: bool = False
+    router: APIGatewayHttpRouter,
+    *,
+    operation: str | None = None,
+    idempotent: bool = False,
+    idempotent_method: str = "POST",
 ) -> LambdaHandler:
     """The handler of one function serving `router`; `operation` names its monitoring events;
-    `idempotent`: a request with an Idempotency-Key runs once (api/idempotency.py)."""
+    `idempotent`: a request of `idempotent_method` with an Idempotency-Key runs once
+    (api/idempotency.py)."""
     app = create_app(router, methods_elsewhere=_methods_elsewhere)
     resolve = _resolver(app)
     if idempotent:
-        resolve = once_per_idempotency_key(resolve, operation or "request")
+        resolve = once_per_idempotency_key(resolve, operation or "request", idempotent_method)
 
     def handler(event: dict, context: Any) -> dict:
         # Every transaction of the request cuts its statements before the invocation ends: a 503

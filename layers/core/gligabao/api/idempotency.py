@@ -31,8 +31,6 @@ from gligabao.observability.monitoring import RequestReport, current_report
 Resolve = Callable[[dict, Any], dict]
 
 HEADER = "idempotency-key"
-# The writes a key makes run once: remember's POSTs and a correction's PATCH (their bodies name the user).
-IDEMPOTENT_METHODS = frozenset({"POST", "PATCH"})
 REPLAYED_HEADER = "Idempotent-Replayed"
 # Client errors a retry may get differently: the caller's credentials, its timing or the state.
 MOMENTARY_CLIENT_ERRORS = frozenset({401, 403, 408, 409, 429})
@@ -44,11 +42,13 @@ IN_PROGRESS_RETRY_AFTER_SECONDS = 2
 _PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
 
 
-def once_per_idempotency_key(resolve: Resolve, operation: str) -> Resolve:
-    """`resolve(event, context)` made idempotent for the requests that carry an Idempotency-Key."""
+def once_per_idempotency_key(resolve: Resolve, operation: str, method: str = "POST") -> Resolve:
+    """`resolve(event, context)` made idempotent for the requests of `method` (the function's
+    writes: remember's POSTs, a correction's PATCH; their bodies name the user) that carry an
+    Idempotency-Key."""
 
     def resolved(event: dict, context: Any) -> dict:
-        if _method(event) not in IDEMPOTENT_METHODS:  # another method is the route's 405, key or not
+        if _method(event) != method:  # another method is the route's 405, key or not
             return resolve(event, context)
         try:
             key = idempotency_key(event, memory().limits.idempotency_key_max_chars)
