@@ -72,6 +72,9 @@ def test_a_new_description_supersedes_the_fact_with_a_correction_artifact(api, d
     assert record["changes"] == {"description": "Alice leads Acme's lab."}
     linked = db.execute("SELECT artifact_id FROM gb_edge_artifacts WHERE edge_id = %s", [new_id]).fetchall()
     assert linked == [(body["artifact_id"],)]
+    read_back = api.get(f"/v1/gb/artifacts/{body['artifact_id']}?user_id=u1")
+    assert read_back.status == 200 and read_back.json["kind"] == "correction"
+    assert [e["id"] for e in read_back.json["edges"]] == [new_id]
     # No LLM call; one embeddings request, for the new fact's text, recorded as an inference.
     assert len(fake_anthropic.messages) == llm_calls
     requests = fake_openai.embedding_requests[embeddings:]
