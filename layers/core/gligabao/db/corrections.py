@@ -22,6 +22,7 @@ class EdgeToCorrect:
 
     id: int
     dataset_id: int
+    dataset: str  # its name
     source_id: int
     target_id: int
     source: str
@@ -41,7 +42,7 @@ class NamedEntity:
 
 
 _EDGE = """
-SELECT e.id, e.dataset_id, e.source_id, e.target_id, s.name AS source, t.name AS target, e.relation,
+SELECT e.id, e.dataset_id, d.name AS dataset, e.source_id, e.target_id, s.name AS source, t.name AS target, e.relation,
        e.description, e.valid_at, e.invalid_at, e.expired_at, e.embedding::real[] AS embedding
 FROM gb_edges e
 JOIN gb_datasets d ON d.id = e.dataset_id

@@ -107,12 +107,12 @@ def correct(
         memory,
         "remember",
         user_id=correction.user_id,
-        dataset="",
+        dataset=stored.dataset,
         session_id=None,
         request_id=request_id,
     ) as op:
         op.call.dataset_id = stored.dataset_id
-        edge_vector, entity_vector = _vectors(memory, op.call, stored, plan, deadline)
+        vectors = _vectors(memory, op.call, stored, plan, deadline)
         with memory.database.transaction(correction.user_id) as uow:
             # The dataset's lock (remember's and forget's), then the edge as it is now: a correction
             # that ran at the same moment may have superseded it first.
@@ -120,41 +120,43 @@ def correct(
             stored = _live_edge(
                 correction_rows.edge_to_correct(uow.conn, correction.user_id, correction.edge_id)
             )
-            artifact_id = _insert_artifact(uow.conn, stored, correction, memory.clock())
-            target_id = _stored_target(uow.conn, stored.dataset_id, plan, entity_vector)
-            [new] = graph_writes.insert_edges(
-                uow.conn,
-                stored.dataset_id,
-                [
-                    graph_writes.EdgeRow(
-                        source_id=stored.source_id,
-                        target_id=target_id,
-                        relation=stored.relation,
-                        description=plan.description,
-                        artifact_id=artifact_id,
-                        valid_at=plan.valid_at,
-                        invalid_at=plan.invalid_at,
-                        embedding=edge_vector if edge_vector is not None else stored.embedding,
-                    )
-                ],
-            )
-            now = memory.clock()
-            [ended] = graph_writes.end_edges(
-                uow.conn,
-                stored.dataset_id,
-                [
-                    graph_writes.EdgeEnd(
-                        edge_id=stored.id,
-                        invalid_at=superseded_invalid_at(stored.invalid_at, plan.valid_at, now),
-                        supersede=True,
-                        superseded_by=new.id,
-                    )
-                ],
-                now,
-            )
-            _link(uow.conn, artifact_id, new.id, stored.source_id, target_id)
+            corrected = _supersede(uow.conn, stored, correction, plan, vectors, memory.clock())
             save_inferences(uow.conn, op.call)
-            edge = correction_rows.stored_edge(uow.conn, stored.dataset_id, new.id)
+    return corrected
+
+
+def _supersede(
+    conn, stored: EdgeToCorrect, correction: Correction, plan: _Plan, vectors: _Vectors, now: datetime
+) -> Corrected:
+    """The writes of a correction, under the dataset's lock: the artifact, the new target when it
+    is new, the new edge, the old one's end, the provenance links."""
+    artifact_id = _insert_artifact(conn, stored, correction, now)
+    target_id = _stored_target(conn, stored.dataset_id, plan, vectors.entity)
+    [new] = graph_writes.insert_edges(
+        conn,
+        stored.dataset_id,
+        [
+            graph_writes.EdgeRow(
+                source_id=stored.source_id,
+                target_id=target_id,
+                relation=stored.relation,
+                description=plan.description,
+                artifact_id=artifact_id,
+                valid_at=plan.valid_at,
+                invalid_at=plan.invalid_at,
+                embedding=vectors.edge if vectors.edge is not None else stored.embedding,
+            )
+        ],
+    )
+    end = graph_writes.EdgeEnd(
+        edge_id=stored.id,
+        invalid_at=superseded_invalid_at(stored.invalid_at, plan.valid_at, now),
+        supersede=True,
+        superseded_by=new.id,
+    )
+    [ended] = graph_writes.end_edges(conn, stored.dataset_id, [end], now)
+    _link(conn, artifact_id, new.id, stored.source_id, target_id)
+    edge = correction_rows.stored_edge(conn, stored.dataset_id, new.id)
     return Corrected(edge=replace(edge, created=True), superseded=ended, artifact_id=artifact_id)
 
 
@@ -230,22 +232,32 @@ def _check_period(valid_at: datetime | None, invalid_at: datetime | None) -> Non
         )
 
 
-def _vectors(memory: Memory, call, stored: EdgeToCorrect, plan: _Plan, deadline: float | None):
-    """(the new fact's vector, the new target entity's), each None when not needed: the stored
-    fact's vector serves when neither its description nor its target changes."""
+@dataclass(frozen=True)
+class _Vectors:
+    edge: list[float] | None = None  # the new fact's; None: the stored fact's serves
+    entity: list[float] | None = None  # the new target entity's, when it is new
+
+
+def _vectors(memory: Memory, call, stored: EdgeToCorrect, plan: _Plan, deadline: float | None) -> _Vectors:
+    """The vectors a correction needs, in one embeddings request: the new fact's when its
+    description or target changes, the new target entity's when it is new; none otherwise."""
     texts: list[str] = []
     if plan.description != stored.description or plan.target_changed(stored):
         texts.append(f"{stored.source} {stored.relation} {plan.target_name}: {plan.description}")
     if plan.target is None:
         texts.append(f"{plan.target_name} ({NEW_ENTITY_TYPE}): ")
     if not texts:
-        return None, None
+        return _Vectors()
     vectors = memory.embedder.embed(call, texts, deadline=deadline)
-    return vectors[0], (vectors[1] if plan.target is None else None)
+    return _Vectors(edge=vectors[0], entity=vectors[1] if plan.target is None else None)
 
 
-def _stored_target(conn, dataset_id: int, plan: _Plan, vector) -> int:
+def _stored_target(conn, dataset_id: int, plan: _Plan, vector: list[float] | None) -> int:
+    """The new fact's target id: the entity planned (still there: a forget may have run between
+    the plan and the dataset's lock), or the new entity, created."""
     if plan.target is not None:
+        if correction_rows.entity_by_id(conn, dataset_id, plan.target.id) is None:
+            raise Conflict(f"entity {plan.target.id} was forgotten meanwhile: correct the fact again")
         return plan.target.id
     [entity] = graph_writes.upsert_entities(
         conn,
