@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from conftest import count_rows
 from graph_rows import add_dataset, add_edge, add_entity, fill_every_table
+from sql_counting import counting_round_trips
 
 from gligabao.bootstrap import Bundle
 from gligabao.db import erasure as erasure_rows
@@ -23,6 +24,8 @@ from gligabao.settings import Settings
 
 NOW = datetime(2025, 1, 31, 9, 0, tzinfo=UTC)
 CALLS = 6
+CORRECTION_ROUND_TRIPS = 13
+END_ROUND_TRIPS = 8
 
 
 class CountingEmbedder:
@@ -113,3 +116,20 @@ def test_an_erasure_in_another_user_s_transaction_deletes_nothing(memory, db):
         datasets=1, inferences=3, idempotency_records=3
     )
     assert count_rows(db, "gb_edges") == 0 and count_rows(db, "gb_entities") == 0
+
+
+def test_a_correction_and_an_end_cost_a_few_round_trips(memory, db, works_at):
+    with memory.database.transaction("u1"):
+        pass  # the connection opened and its types registered before counting
+    with counting_round_trips() as corrected_trips:
+        corrected = correct(
+            memory, Correction(user_id="u1", edge_id=works_at, description="Alice leads Acme.")
+        )
+    with counting_round_trips() as ended_trips:
+        correct(memory, Correction(user_id="u1", edge_id=corrected.edge.id, invalid_at=NOW))
+
+    # BEGIN, the edge (and a new target, by name or id), COMMIT; then BEGIN, the lock, the edge again, the artifact, the
+    # edge inserted, the old one ended, the links, the inferences, the fact read back, COMMIT.
+    assert corrected_trips.count == CORRECTION_ROUND_TRIPS, [t[:60] for t in corrected_trips.statements]
+    # BEGIN, the lock, the edge, the artifact, the end, the links, the fact read back, COMMIT.
+    assert ended_trips.count == END_ROUND_TRIPS, ended_trips.statements

@@ -131,7 +131,7 @@ def _supersede(
     """The writes of a correction, under the dataset's lock: the artifact, the new target when it
     is new, the new edge, the old one's end, the provenance links."""
     artifact_id = _insert_artifact(conn, stored, correction, now)
-    target_id = _stored_target(conn, stored.dataset_id, plan, vectors.entity)
+    target_id = _stored_target(conn, stored, plan, vectors.entity)
     [new] = graph_writes.insert_edges(
         conn,
         stored.dataset_id,
@@ -252,16 +252,17 @@ def _vectors(memory: Memory, call, stored: EdgeToCorrect, plan: _Plan, deadline:
     return _Vectors(edge=vectors[0], entity=vectors[1] if plan.target is None else None)
 
 
-def _stored_target(conn, dataset_id: int, plan: _Plan, vector: list[float] | None) -> int:
-    """The new fact's target id: the entity planned (still there: a forget may have run between
-    the plan and the dataset's lock), or the new entity, created."""
+def _stored_target(conn, stored: EdgeToCorrect, plan: _Plan, vector: list[float] | None) -> int:
+    """The new fact's target id: the stored target, another entity planned (still there: a forget
+    may have run between the plan and the dataset's lock), or the new entity, created."""
     if plan.target is not None:
-        if correction_rows.entity_by_id(conn, dataset_id, plan.target.id) is None:
+        changed = plan.target.id != stored.target_id
+        if changed and correction_rows.entity_by_id(conn, stored.dataset_id, plan.target.id) is None:
             raise Conflict(f"entity {plan.target.id} was forgotten meanwhile: correct the fact again")
         return plan.target.id
     [entity] = graph_writes.upsert_entities(
         conn,
-        dataset_id,
+        stored.dataset_id,
         [
             graph_writes.EntityRow(
                 matched_id=None,
