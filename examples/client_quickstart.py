@@ -1,4 +1,4 @@
-"""The Python client in a minute: remember, query, read back, export and forget.
+"""The Python client in a minute: remember, query, read back, correct, export, forget and erase.
 
     make serve                                 # the local API on http://127.0.0.1:7878, with
                                                # ANTHROPIC_API_KEY and OPENAI_API_KEY set
@@ -45,6 +45,10 @@ def main(url: str = LOCAL_API_URL) -> None:
                 f"history {edge.source} {edge.relation} {edge.target}: {edge.valid_at} -> {edge.invalid_at or 'now'}"
             )
 
+        moved = second.edges[0]  # a fact corrected by hand: the old one stays in history, superseded
+        fixed = memory.correct(moved.id, valid_at="2025-03-01T00:00:00Z", reason="she moved in March")
+        print(f"fixed   [edge {moved.id}] -> [edge {fixed.edge.id}] holds from {fixed.edge.valid_at}")
+
         session = memory.session("chat-1")
         print(f"session chat-1 remembered {len(session.artifacts)} text(s), {len(session.edges)} fact(s)")
         graph = memory.graph(include_expired=True)
@@ -55,7 +59,7 @@ def main(url: str = LOCAL_API_URL) -> None:
             memory.artifact(first.artifact_id)
         except ApiError as error:  # every API error carries its status and the API's text
             print(f"gone    {error.status}: {error.error}")
-        memory.delete_dataset("quickstart")
+        memory.erase_user()  # every row of quickstart-user, in every dataset
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ def test_the_client_quickstart_runs_and_cleans_up(api, db, fake_anthropic, fake_
     assert re.search(r"closed  \[edge \d+\] no longer holds from 2025", out)
     assert "history Alice lives_in Paris: 2023-05-01T09:00:00Z -> 2025" in out
     assert "gone    404:" in out
+    assert re.search(r"fixed   \[edge \d+\] -> \[edge \d+\] holds from 2025-03-01T00:00:00Z", out)
     assert db.execute("SELECT count(*) FROM gb_datasets").fetchone()[0] == 0
 
 
@@ -53,7 +54,7 @@ def test_the_mcp_agent_example_runs_its_conversation(api, db, fake_anthropic, fa
     example("mcp_agent").main(api.base_url)
 
     out = capfd.readouterr().out  # capfd: the server's stderr needs a real file
-    assert "tools given to the model: remember, query, forget, session" in out
+    assert "tools given to the model: remember, query, forget, correct, session" in out
     assert "Alice lives in Paris." in out.split("> query")[1]
     assert '"name": "agent"' in out
     assert "1 facts" in out.split("> forget")[1]

@@ -18,6 +18,8 @@ OPERATIONS = {
     "DELETE /v1/gb/artifacts/{artifact_id}",
     "DELETE /v1/gb/entities/{entity_id}",
     "DELETE /v1/gb/edges/{edge_id}",
+    "PATCH /v1/gb/edges/{edge_id}",
+    "DELETE /v1/gb/users/{user_id}",
     "GET /v1/gb/graph",
     "GET /v1/gb/datasets/{dataset}/graph",
     "POST /v1/gb/remember",

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from query_helpers import reply_citing
 
-TOOLS = {"remember", "query", "forget", "session"}
+TOOLS = {"remember", "query", "correct", "forget", "session"}
 
 
 def mcp_command(api_url: str, *extra: str) -> StdioServerParameters:
@@ -157,3 +157,23 @@ def test_with_http_the_same_tools_are_served_over_streamable_http(api, db, model
 
     assert {tool.name for tool in tools} == TOOLS
     assert not stored.is_error and "Alice works_at Acme" in text_of(stored)
+
+
+def test_a_model_corrects_a_fact_then_ends_it(api, db, models):
+    async def session(client):
+        stored = await client.call_tool("remember", {"text": "Alice works at Acme."})
+        edge_id = int(re.search(r"\[edge (\d+)\]", text_of(stored)).group(1))
+        corrected = await client.call_tool("correct", {"id": edge_id, "target": "Globex", "reason": "moved"})
+        new_id = int(re.search(r"\[edge (\d+)\]", text_of(corrected)).group(1))
+        ended = await client.call_tool("correct", {"id": new_id, "invalid_at": "2030-01-01T00:00:00Z"})
+        again = await client.call_tool("correct", {"id": edge_id, "description": "Alice runs Acme."})
+        return edge_id, corrected, new_id, ended, again
+
+    edge_id, corrected, new_id, ended, again = run(session)(api.base_url)
+
+    assert not corrected.is_error and new_id != edge_id
+    assert f"Corrected fact {edge_id}" in text_of(corrected) and "Alice works_at Globex" in text_of(corrected)
+    assert f"Ended fact {new_id}" in text_of(ended) and "→ 2030-01-01T00:00:00Z" in text_of(ended)
+    assert again.is_error and "(409)" in text_of(again) and "superseded" in text_of(again)
+    live = db.execute("SELECT count(*) FROM gb_edges WHERE expired_at IS NULL").fetchone()[0]
+    assert live == 1

@@ -28,6 +28,8 @@ REQUESTS = [
     ("sessions", "GET", "/v1/gb/entities/e1", None),
     ("forget", "DELETE", "/v1/gb/edges/e1", None),
     ("forget", "DELETE", "/v1/gb/entities/e1", None),
+    ("forget", "DELETE", "/v1/gb/users/u2", None),
+    ("corrections", "PATCH", "/v1/gb/edges/1", {"user_id": "u2", "description": "Alice left Acme."}),
     ("trajectories", "GET", "/v1/gb/trajectories", None),
     ("trajectories", "GET", "/v1/gb/trajectories/t1", None),
 ]
@@ -59,7 +61,16 @@ def jwt_event(method: str, path: str, body: dict | None, *, claims: dict) -> dic
 
 
 def test_every_route_family_is_covered():
-    assert FAMILIES == ["datasets", "forget", "graph", "query", "remember", "sessions", "trajectories"]
+    assert FAMILIES == [
+        "corrections",
+        "datasets",
+        "forget",
+        "graph",
+        "query",
+        "remember",
+        "sessions",
+        "trajectories",
+    ]
 
 
 @pytest.mark.parametrize(("function", "method", "path", "body"), REQUESTS)
@@ -106,3 +117,14 @@ def test_in_iam_mode_without_a_jwt_authorizer_the_request_names_its_user(db):
     result = function_handler("datasets")(event, None)
 
     assert result["statusCode"] == 200, result
+
+
+def test_a_token_erases_no_other_user_even_without_a_user_id_in_the_query_string():
+    reconfigure(auth_mode="iam")
+    event = jwt_event("DELETE", "/v1/gb/users/u2", None, claims={"sub": "u1"})
+    event["queryStringParameters"], event["rawQueryString"] = {}, ""
+
+    result = function_handler("forget")(event, None)
+
+    assert result["statusCode"] == 403, result
+    assert json.loads(result["body"]) == {"error": "forbidden: only the authenticated user can be erased"}

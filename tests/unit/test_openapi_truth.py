@@ -33,6 +33,8 @@ STATUSES = {
     ("/v1/gb/artifacts/{artifact_id}", "delete"): {"200", "400", "404", "409", "503"},
     ("/v1/gb/entities/{entity_id}", "delete"): {"200", "400", "404", "503"},
     ("/v1/gb/edges/{edge_id}", "delete"): {"200", "400", "404", "503"},
+    ("/v1/gb/edges/{edge_id}", "patch"): {"200", "400", "404", "409", "502", "503"},
+    ("/v1/gb/users/{user_id}", "delete"): {"204", "400", "503"},
     ("/v1/gb/graph", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/remember", "post"): {"200", "202", "400", "409", "413", "502", "503"},
     ("/v1/gb/remember/batch", "post"): {"202", "400", "409", "413", "503"},

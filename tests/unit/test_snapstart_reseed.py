@@ -51,7 +51,7 @@ def after_restore_hooks(folders: list[str]) -> dict[str, list[str]]:
 
 def test_every_function_with_snapstart_reseeds_random_after_a_restore():
     folders = snapstart_functions()
-    assert len(folders) == 7
+    assert len(folders) == 8
 
     hooks = after_restore_hooks(folders)
 

@@ -27,6 +27,7 @@ EXPECTED_FUNCTIONS = {
     "graph",
     "sessions",
     "forget",
+    "corrections",
     "migrate",
     "trajectories",
 }
@@ -152,6 +153,7 @@ def test_snapstart_only_on_the_functions_that_serve_the_users_data(template):
         "GraphFunction",
         "SessionsFunction",
         "ForgetFunction",
+        "CorrectionsFunction",
         "TrajectoriesFunction",
     }
     for name in snapstart:
@@ -172,6 +174,9 @@ def test_routes_are_plainly_readable(template):
     assert routes[("DELETE", "/v1/gb/artifacts/{id}")].startswith("functions/forget")
     assert routes[("GET", "/v1/gb/entities/{id}")].startswith("functions/sessions")
     assert routes[("DELETE", "/v1/gb/entities/{id}")].startswith("functions/forget")
+    assert routes[("DELETE", "/v1/gb/edges/{id}")].startswith("functions/forget")
+    assert routes[("PATCH", "/v1/gb/edges/{id}")].startswith("functions/corrections")
+    assert routes[("ANY", "/v1/gb/users/{user_id}")].startswith("functions/forget")
     assert routes[("ANY", "$default")].startswith("functions/system")
     assert routes[("ANY", "/v1/gb/remember")].startswith("functions/remember")
     assert routes[("ANY", "/v1/gb/remember/batch")].startswith("functions/remember")

@@ -27,6 +27,7 @@ API_FUNCTIONS = {
     "GraphFunction",
     "SessionsFunction",
     "ForgetFunction",
+    "CorrectionsFunction",
     "TrajectoriesFunction",
 }
 # The secrets each function needs, and nothing more (its role may read exactly these).
@@ -39,6 +40,7 @@ NEEDED_SECRETS = {
     "GraphFunction": {"DatabaseAppSecret"},
     "SessionsFunction": {"DatabaseAppSecret"},
     "ForgetFunction": {"DatabaseAppSecret"},
+    "CorrectionsFunction": {"ProviderKeysSecret", "DatabaseAppSecret"},  # embeddings
     "TrajectoriesFunction": {"DatabaseAppSecret"},
     "MigrateFunction": {
         "DatabaseSecret",
@@ -202,6 +204,7 @@ ACTIONS = {
     "SessionsFunction": EVERY_FUNCTION,
     "TrajectoriesFunction": EVERY_FUNCTION,
     "ForgetFunction": EVERY_FUNCTION,
+    "CorrectionsFunction": EVERY_FUNCTION,
     # the deploy-time network check, outside the VPC: reads the subnets' routes
     "NetworkCheckFunction": LOGS | {"ec2:DescribeRouteTables", "ec2:DescribeSubnets"},
 }

@@ -66,14 +66,18 @@ BODY_LIMITS: dict[str, Callable[[Limits, dict], int]] = {
 
 
 def create_handler(
-    *routers: APIGatewayHttpRouter, operation: str | None = None, idempotent: bool = False
+    *routers: APIGatewayHttpRouter,
+    operation: str | None = None,
+    idempotent: bool = False,
+    idempotent_method: str = "POST",
 ) -> LambdaHandler:
     """The handler of one function serving `routers`; `operation` names its monitoring events;
-    `idempotent`: a POST with an Idempotency-Key runs once (api/idempotency.py)."""
+    `idempotent`: a request of `idempotent_method` with an Idempotency-Key runs once
+    (api/idempotency.py)."""
     app = create_app(*routers, methods_elsewhere=_methods_elsewhere)
     resolve = _resolver(app)
     if idempotent:
-        resolve = once_per_idempotency_key(resolve, operation or "request")
+        resolve = once_per_idempotency_key(resolve, operation or "request", idempotent_method)
 
     def handler(event: dict, context: Any) -> dict:
         # Every transaction of the request cuts its statements before the invocation ends: a 503

@@ -49,11 +49,13 @@ IDEMPOTENCY_KEY_DESCRIPTION = (
 _PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
 
 
-def once_per_idempotency_key(resolve: Resolve, operation: str) -> Resolve:
-    """`resolve(event, context)` made idempotent for the requests that carry an Idempotency-Key."""
+def once_per_idempotency_key(resolve: Resolve, operation: str, method: str = "POST") -> Resolve:
+    """`resolve(event, context)` made idempotent for the requests of `method` (the function's
+    writes: remember's POSTs, a correction's PATCH; their bodies name the user) that carry an
+    Idempotency-Key."""
 
     def resolved(event: dict, context: Any) -> dict:
-        if _method(event) != "POST":  # the writes are POSTs: another method is the route's 405, key or not
+        if _method(event) != method:  # another method is the route's 405, key or not
             return resolve(event, context)
         try:
             key = idempotency_key(event, memory().limits.idempotency_key_max_chars)

@@ -1,5 +1,5 @@
 """The MCP server of gligabao (`gligabao mcp --api URL`): a user's memory as Model Context Protocol
-tools (`remember`, `query`, `forget`, `session`) and resources (the user's datasets), built on the
+tools (`remember`, `query`, `correct`, `forget`, `session`) and resources (the user's datasets), built on the
 official `mcp` SDK (the `[mcp]` extra) and calling the API through `gligabao.client.Memory`.
 
 The user (and the default dataset) are the command's: the model never chooses whose memory it
@@ -23,6 +23,7 @@ from mcp.types import Resource as ResourceListing
 from pydantic import Field
 
 from gligabao import __version__
+from gligabao.api.correction_models import CorrectionResponse
 from gligabao.api.query_models import QueryResponse
 from gligabao.api.readback_models import SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, RememberResponse
@@ -42,8 +43,8 @@ Long-term memory for this user: a knowledge graph of the people, organisations, 
 preferences and events they told you about, with when each fact held. It lasts across conversations.
 - Before answering anything that may depend on earlier conversations, call `query`.
 - When the user tells you something worth keeping, call `remember` with it in plain sentences.
-- When the user asks you to forget something, or a stored fact is wrong, find its id (query's \
-evidence, remember's result, or `session`) and call `forget`.
+- When a stored fact is wrong or has ended, find its id (query's evidence, remember's result, or \
+`session`) and call `correct`; when the user asks you to forget something, call `forget`.
 Pass a session_id (the conversation's id) to remember and query when you have one.
 Answer from what `query` returns; if memory does not know, say so rather than guess."""
 
@@ -79,8 +80,8 @@ of remembered texts. If memory does not know, the answer says so: do not invent.
 FORGET = """\
 Delete something from the user's long-term memory, permanently.
 
-Call it when the user asks you to forget something, or when a stored fact is wrong (then \
-`remember` the correct one). First find the id: `query` evidence and `remember` results show \
+Call it when the user asks you to forget something (a fact that is only wrong or over: \
+`correct` it, which keeps its history). First find the id: `query` evidence and `remember` results show \
 [edge N] and [entity N]; `session` shows the artifacts (remembered texts) of a conversation.
 - kind "edge": one fact.
 - kind "entity": an entity and every fact about it.
@@ -96,6 +97,18 @@ with their ids and times.
 Call it to review or correct what a conversation stored (then `forget` by id), or to recall what \
 was said in a given session. Returns at most 50 of each; when there are more it ends with a \
 cursor: pass it as `cursor` to read the next page."""
+
+CORRECT = """\
+Correct one stored fact of the user's long-term memory by hand.
+
+Call it when the user says a stored fact is wrong or has ended ("No, Alice works at Globex", "Bob \
+left Acme in May"). First find the fact's id ([edge N]) in `query` evidence, a `remember` result or `session`. Give \
+only what changes: `description` (the fact as one sentence), `target` (the entity it points to, by \
+name), `valid_at` (when it began). The old fact stays in history, superseded; the corrected one \
+replaces it. Only `invalid_at` (when it stopped holding) ends the fact without a replacement. \
+`reason`: why, in a few words.
+
+Returns the fact as it now stands, with its new id."""
 
 Dataset = Annotated[
     str | None,
@@ -190,6 +203,27 @@ def build_server(memory: Memory) -> MemoryMcpServer:
             f"Forgot {kind} {id}: deleted {deleted.artifacts} texts, {deleted.chunks} chunks, "
             f"{deleted.entities} entities, {deleted.edges} facts."
         )
+
+    @server.tool(description=CORRECT)
+    def correct(
+        id: Annotated[int, Field(description="the fact's id, shown as [edge N]", ge=1)],
+        description: Annotated[str | None, Field(description="the fact as one plain sentence")] = None,
+        target: Annotated[str | None, Field(description="the name of the entity the fact points to")] = None,
+        valid_at: Annotated[str | None, Field(description="RFC 3339: when the fact began to hold")] = None,
+        invalid_at: Annotated[str | None, Field(description="RFC 3339: when it stopped holding")] = None,
+        reason: Annotated[str | None, Field(description="why, in a few words")] = None,
+    ) -> str:
+        corrected = _api(
+            lambda: memory.correct(
+                id,
+                description=description,
+                target=target,
+                valid_at=valid_at,
+                invalid_at=invalid_at,
+                reason=reason,
+            )
+        )
+        return corrected_text(id, corrected)
 
     @server.tool(description=SESSION)
     def session(
@@ -291,6 +325,16 @@ def remembered_text(stored: RememberResponse | AcceptedResponse) -> str:
     if not stored.entities and not stored.edges:
         lines.append("No entity or fact was found in it.")
     return "\n".join(lines)
+
+
+def corrected_text(edge_id: int, corrected: CorrectionResponse) -> str:
+    e = corrected.edge
+    fact = f"[edge {e.id}] {e.source} {e.relation} {e.target}: {e.description or ''} ({_times(e.valid_at, e.invalid_at)})"
+    if not corrected.superseded:
+        return f"Ended fact {edge_id}: {fact}."
+    return (
+        f"Corrected fact {edge_id}, now superseded by {fact} (correction artifact {corrected.artifact_id})."
+    )
 
 
 def answer_text(answer: QueryResponse) -> str:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from gligabao import __version__
 from gligabao.api.context_models import ContextResponse
+from gligabao.api.correction_models import CorrectionResponse
 from gligabao.api.facts_models import FactsInput
 from gligabao.api.forget_models import ForgetResponse
 from gligabao.api.graph_models import GRAPHML_MEDIA_TYPE, NEXT_CURSOR_HEADER, GraphExport
@@ -521,6 +522,50 @@ class Memory:
     def forget_edge(self, edge_id: int) -> ForgetResponse:
         """Forget one fact."""
         return self._forget("edges", edge_id)
+
+    # --- correct and erase ---------------------------------------------------------------------
+
+    def correct(
+        self,
+        edge_id: int,
+        *,
+        description: str | None = None,
+        target: str | int | None = None,
+        valid_at: datetime | str | None = None,
+        invalid_at: datetime | str | None = None,
+        reason: str | None = None,
+        idempotency_key: str | None = GENERATED,
+    ) -> CorrectionResponse:
+        """Correct a fact by hand: the values given replace the fact's (`target`: an entity's name
+        or id), the old edge is expired and a new one holds the corrected fact; `invalid_at` alone
+        ends the fact instead, in place. `reason` is kept with the correction. No LLM call. Retried
+        safely with the Idempotency-Key (default a new random key; None sends none, no retries)."""
+        body = self._body(
+            description=description,
+            target=target,
+            valid_at=_time(valid_at),
+            invalid_at=_time(invalid_at),
+            reason=reason,
+        )
+        if idempotency_key is GENERATED:
+            idempotency_key = str(uuid.uuid4())
+        headers = {IDEMPOTENCY_KEY_HEADER: idempotency_key} if idempotency_key is not None else None
+        response = self._send(
+            "PATCH",
+            f"/v1/gb/edges/{int(edge_id)}",
+            json=body,
+            headers=headers,
+            retry=idempotency_key is not None,
+        )
+        return _parsed(CorrectionResponse, response)
+
+    def erase_user(self, user_id: str | None = None) -> None:
+        """Erase a user (default this client's): every row of theirs, in every dataset, in one
+        transaction. Under jwt only the token's own subject. Erasing twice is no error."""
+        user = user_id if user_id is not None else self.user_id
+        if user is None:
+            raise ValueError("erase_user needs a user_id (the client has none)")
+        self._send("DELETE", f"/v1/gb/users/{_segment(user)}")
 
     # --- system --------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 def all_routers() -> list[APIGatewayHttpRouter]:
     from gligabao.api.routes import (
         datasets,
+        edge_corrections,
         forget,
         graph,
         ontologies,
@@ -27,5 +28,6 @@ def all_routers() -> list[APIGatewayHttpRouter]:
         graph.router,
         sessions.router,
         forget.router,
+        edge_corrections.router,
         trajectories.router,
     ]

@@ -1,23 +1,32 @@
-"""DELETE /v1/gb/artifacts/{id}, /v1/gb/entities/{id} and /v1/gb/edges/{id}: forget."""
+"""DELETE /v1/gb/artifacts/{id}, /v1/gb/entities/{id} and /v1/gb/edges/{id}: forget; DELETE
+/v1/gb/users/{user_id}: erase a user."""
 
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import unquote
 
-from aws_lambda_powertools.event_handler import Depends
+from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from pydantic import AfterValidator
 
+from gligabao.api.auth import token_subject
 from gligabao.api.deps import memory
 from gligabao.api.forget_models import MAX_ID, ForgetResponse
-from gligabao.api.models import documented_responses
-from gligabao.api.validation import UserId
+from gligabao.api.models import DATABASE_UNAVAILABLE, documented_responses
+from gligabao.api.validation import UserId, check_user_id
 from gligabao.bootstrap import Bundle
-from gligabao.memory import forget
+from gligabao.errors import BadRequest, Forbidden
+from gligabao.memory import erasure, forget
 
 router = APIGatewayHttpRouter()
 
 RowId = Annotated[int, Path(ge=1, le=MAX_ID)]
+# The user in a path arrives percent-encoded (any character may be in a user id): decoded, then
+# held to the user_id rule of every route.
+PathUserId = Annotated[str, AfterValidator(lambda value: check_user_id(unquote(value)))]
 
 
 def _responses(kind: str, more: dict[int, str] | None = None) -> dict:
@@ -64,3 +73,45 @@ def forget_edge(
     edge_id: RowId, user_id: Annotated[UserId, Query()], deps: Annotated[Bundle, Depends(memory)]
 ) -> ForgetResponse:
     return ForgetResponse.from_domain(forget.forget_edge(deps, user_id, edge_id))
+
+
+@router.delete(
+    "/v1/gb/users/<user_id>",
+    tags=["forget"],
+    summary="Erase a user: every row of the user in every table, in one transaction",
+    description="Datasets and everything in them (artifacts, images, entities, facts, links, "
+    "trajectories, queued jobs), the user's inferences and idempotency records. Under jwt, only the "
+    "token's own subject may be erased. Erasing a user with nothing stored answers the same 204.",
+    responses={
+        204: {"description": "the user's rows are erased (no body)"},
+        **{
+            status: response
+            for status, response in documented_responses(
+                "",
+                {
+                    400: "the user_id in the path is invalid, or the query string's user_id names another user",
+                    503: DATABASE_UNAVAILABLE,
+                },
+            ).items()
+            if status != 200
+        },
+    },
+)
+def erase_user(
+    user_id: Annotated[PathUserId, Path()], request: Request, deps: Annotated[Bundle, Depends(memory)]
+):  # a Response without a body: its 204 is declared in `responses`, not by an annotation
+    _check_caller(user_id, request)
+    erasure.erase_user(deps, user_id)
+    return Response(204)
+
+
+def _check_caller(user_id: str, request: Request) -> None:
+    """The user in the path is the one the request speaks for: the token's subject under jwt
+    (api/auth.py fills the query string's user_id with it), else the query string's user_id when
+    one is given."""
+    subject = token_subject(request.resolved_event.raw_event)
+    if subject is not None and subject != user_id:
+        raise Forbidden("forbidden: only the authenticated user can be erased")
+    named = request.query_parameters.get("user_id") if request.query_parameters else None
+    if named is not None and named != user_id:
+        raise BadRequest("user_id in the query string names another user than the path")

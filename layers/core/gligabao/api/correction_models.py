@@ -1,0 +1,147 @@
+"""Request and response models of PATCH /v1/gb/edges/{id}: a fact corrected by hand."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+
+from gligabao.api.facts_models import FactTime, normalized_name
+from gligabao.api.forget_models import MAX_ID
+from gligabao.api.models import EdgeOut
+from gligabao.api.validation import NON_BLANK_TEXT_PATTERN, UserId
+from gligabao.timefmt import rfc3339
+
+if TYPE_CHECKING:  # the client imports these models without the memory core
+    from gligabao.memory.corrections import Corrected, Correction
+
+CHANGEABLE = ("description", "target", "valid_at", "invalid_at")
+DESCRIPTION_MAX_CHARS = 4000  # a fact is one sentence; as long as a chunk at most
+REASON_MAX_CHARS = 1000
+
+
+def _target(value: Any) -> Any:
+    """An entity id (a positive integer) or a name (a non-blank string); a boolean is neither."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError("must be an entity's name or id")
+    if isinstance(value, int):
+        if not 1 <= value <= MAX_ID:
+            raise ValueError("an entity id is a positive integer")
+        return value
+    if isinstance(value, str):
+        if not normalized_name(value):  # the facts' rule for names: not blank, inner spaces collapsed
+            raise ValueError("must not be empty")
+        return " ".join(value.split())
+    raise ValueError("must be an entity's name or id")
+
+
+Target = Annotated[
+    int | str,
+    BeforeValidator(_target),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+                {"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN},
+            ],
+            "description": "the entity the fact now points to: its id, or its name (an entity of that "
+            "name in the fact's dataset, created with type unknown when there is none)",
+        }
+    ),
+]
+
+
+def _description(value: Any) -> Any:
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("must not be blank")
+        if len(value) > DESCRIPTION_MAX_CHARS:
+            raise ValueError(f"is at most {DESCRIPTION_MAX_CHARS} characters")
+        return value.strip()
+    return value  # pydantic says what it should be
+
+
+Description = Annotated[
+    str | None,
+    BeforeValidator(_description),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": DESCRIPTION_MAX_CHARS,
+            "pattern": NON_BLANK_TEXT_PATTERN,
+            "description": "the fact as one plain sentence",
+        }
+    ),
+]
+
+
+class CorrectionRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"anyOf": [{"required": [name]} for name in CHANGEABLE]},
+    )
+
+    user_id: UserId
+    description: Description = None
+    target: Target | None = None
+    valid_at: FactTime = Field(default=None, description="when the fact began to hold (RFC 3339)")
+    invalid_at: FactTime = Field(
+        default=None,
+        description="when it stopped holding (RFC 3339); given alone, it ends the fact without a replacement",
+    )
+    reason: str | None = Field(
+        default=None, max_length=REASON_MAX_CHARS, description="why, kept in the correction artifact"
+    )
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> CorrectionRequest:
+        if all(getattr(self, name) is None for name in CHANGEABLE):
+            raise ValueError(f"a correction sets at least one of {', '.join(CHANGEABLE)}")
+        return self
+
+    def correction(self, edge_id: int) -> Correction:
+        from gligabao.memory.corrections import Correction
+
+        return Correction(
+            user_id=self.user_id,
+            edge_id=edge_id,
+            description=self.description,
+            target=self.target,
+            valid_at=self.valid_at,
+            invalid_at=self.invalid_at,
+            reason=self.reason,
+        )
+
+
+class SupersededEdge(BaseModel):
+    id: int
+    invalid_at: str = Field(description="RFC 3339: when the superseded fact stopped holding")
+    expired_at: str | None = Field(description="RFC 3339: when the correction superseded it")
+
+
+class CorrectionResponse(BaseModel):
+    edge: EdgeOut = Field(
+        description="the fact as it now stands: the new edge, or the same edge ended (only invalid_at given)"
+    )
+    superseded: list[SupersededEdge] = Field(
+        description="the edge the correction expired; empty when it only ended it"
+    )
+    artifact_id: int = Field(description="the artifact of kind correction: who asked, the previous values")
+
+    @classmethod
+    def from_domain(cls, corrected: Corrected) -> CorrectionResponse:
+        superseded = corrected.superseded
+        return cls(
+            edge=EdgeOut.from_domain(corrected.edge),
+            superseded=[]
+            if superseded is None
+            else [
+                SupersededEdge(
+                    id=superseded.id,
+                    invalid_at=rfc3339(superseded.invalid_at),
+                    expired_at=rfc3339(superseded.expired_at),
+                )
+            ],
+            artifact_id=corrected.artifact_id,
+        )
