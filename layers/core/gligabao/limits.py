@@ -98,6 +98,15 @@ class Limits(BaseModel):
     rank_hop_frontier: int = Field(
         10, ge=0, description="ranked: first-hop facts (most similar first) whose far ends are expanded"
     )
+    rank_hop_scan_edges: int = Field(
+        400, ge=0, description="ranked: newest facts per end of an entity whose terms are matched at a hop"
+    )
+    rank_third_hop_frontier: int = Field(
+        20, ge=0, description="ranked: best second-hop facts whose far ends are expanded (0: no third hop)"
+    )
+    rank_third_hop_per_end: int = Field(
+        5, ge=0, description="ranked: third-hop facts taken per far end, most terms then most similar first"
+    )
     rank_hop_seeds: int = Field(
         1, ge=0, description="ranked: the best keyword seeds whose facts are expanded first"
     )
@@ -106,6 +115,17 @@ class Limits(BaseModel):
     )
     rank_anchor_weight: float = Field(
         0.3, ge=0, description="ranked: added for a fact of the strongest seed (a name the question gives)"
+    )
+    rank_graph: Literal["paths", "bridge"] = Field(
+        "paths", description="ranked: how the graph counts: paths from the seeds, or one bridged hop"
+    )
+    rank_path_hops: int = Field(3, ge=1, description="ranked, paths: facts of a path at most")
+    rank_path_beam: int = Field(200, ge=1, description="ranked, paths: best paths of each length extended")
+    rank_path_seed_strength: float = Field(
+        0.99, ge=0, le=1, description="ranked, paths: start from the seeds this close to the strongest"
+    )
+    rank_hop_cost: float = Field(
+        0.1, ge=0, description="ranked, paths: taken for each fact after a path's first"
     )
     rank_bridge_facts: int = Field(
         3, ge=0, description="ranked: best facts whose far ends count as seeds (the hop from the seeds)"
