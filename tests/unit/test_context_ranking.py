@@ -11,6 +11,7 @@ from gligabao.memory.ranking import (
     candidate_limits,
     estimated_tokens,
     matched_terms,
+    pagerank_scores,
     passage_tokens,
     path_scores,
     rank_context,
@@ -254,3 +255,17 @@ def test_a_term_few_facts_hold_weighs_more_than_one_most_facts_hold():
 
     assert weights["country"] > weights["born"] > 0
     assert abs(sum(weights.values()) - 1) < 1e-9
+
+
+def test_the_walk_from_the_seed_crosses_the_facts_near_it_more_than_a_strangers():
+    """GB_RANK_GRAPH=pagerank: personalized PageRank restarting at Alice."""
+    entities, edges, found = spouse_country_world()
+    ids = [edge.id for edge in edges]
+    terms = [matched_terms(["country", "spouse", "born"], edge_text(edge, entities)) for edge in edges]
+
+    flows = pagerank_scores(edges, terms, found, {1: 1.0}, DEFAULT_LIMITS)
+
+    assert max(flows) == 1.0
+    assert (
+        flows[ids.index(30)] > flows[ids.index(31)] > flows[ids.index(201)]
+    )  # married, Sam's birth, a stranger's

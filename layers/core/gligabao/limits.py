@@ -116,8 +116,14 @@ class Limits(BaseModel):
     rank_anchor_weight: float = Field(
         0.3, ge=0, description="ranked: added for a fact of the strongest seed (a name the question gives)"
     )
-    rank_graph: Literal["paths", "bridge"] = Field(
-        "paths", description="ranked: how the graph counts: paths from the seeds, or one bridged hop"
+    rank_graph: Literal["paths", "pagerank", "bridge"] = Field(
+        "paths",
+        description="ranked: how the graph counts: paths from the seeds, personalized PageRank, or one bridged hop",
+    )
+    rank_pagerank_damping: float = Field(0.5, ge=0, lt=1, description="ranked, pagerank: the walk goes on")
+    rank_pagerank_iterations: int = Field(20, ge=1, description="ranked, pagerank: steps of the walk")
+    rank_pagerank_weight: float = Field(
+        1.0, ge=0, description="ranked, pagerank: added for the fact most walked"
     )
     rank_path_hops: int = Field(3, ge=1, description="ranked, paths: facts of a path at most")
     rank_path_beam: int = Field(200, ge=1, description="ranked, paths: best paths of each length extended")

@@ -170,6 +170,48 @@ def path_scores(
     return best
 
 
+def pagerank_scores(
+    edges: list[StoredEdge],
+    edge_terms: list[frozenset[str]],
+    signals: Signals,
+    strengths: dict[int, float],
+    limits: Limits,
+) -> list[float]:
+    """Personalized PageRank over the candidates' graph (as HippoRAG ranks passages), for each
+    fact the share of the walk that crosses it, the largest 1.
+
+    The walk restarts at the seeds (by their strength, with probability 1 - `rank_pagerank_damping`)
+    and leaves an entity by one of its facts in proportion to the fact's relevance (its cosine with
+    the question and the weight of the terms it holds, term_weights), so that the mass flows along
+    the facts that answer; an entity with many facts (a city) spreads it thin."""
+    weights = term_weights(edge_terms)
+    relevance = [
+        max(0.01, (signals.edge_similarity.get(edge.id) or 0.0) + sum(weights[t] for t in terms))
+        for edge, terms in zip(edges, edge_terms, strict=True)
+    ]
+    leaving: dict[int, float] = {}
+    for edge, weight in zip(edges, relevance, strict=True):
+        for end in {edge.source_id, edge.target_id}:
+            leaving[end] = leaving.get(end, 0.0) + weight
+    total = sum(strengths.values())
+    restart = {entity_id: strength / total for entity_id, strength in strengths.items()} if total else {}
+    damping = limits.rank_pagerank_damping
+    rank = dict(restart)
+    for _ in range(limits.rank_pagerank_iterations):
+        walked = {entity_id: (1 - damping) * share for entity_id, share in restart.items()}
+        for edge, weight in zip(edges, relevance, strict=True):
+            for here, there in ((edge.source_id, edge.target_id), (edge.target_id, edge.source_id)):
+                if rank.get(here):
+                    walked[there] = walked.get(there, 0.0) + damping * rank[here] * weight / leaving[here]
+        rank = walked
+    flows = [
+        sum(rank.get(end, 0.0) * weight / leaving[end] for end in {edge.source_id, edge.target_id})
+        for edge, weight in zip(edges, relevance, strict=True)
+    ]
+    top = max(flows, default=0.0)
+    return [flow / top for flow in flows] if top else flows
+
+
 def seed_strengths(signals: Signals) -> dict[int, float]:
     """How strongly the question names each seed, from 0 to 1."""
     best = max(signals.keyword_scores.values(), default=0)
@@ -240,6 +282,11 @@ def scored_candidates(
     if limits.rank_graph == "paths":
         along = path_scores(edges, edge_terms, signals, strengths, limits)
         scores = [max(score, along.get(index, score)) for index, score in enumerate(scores)]
+    elif limits.rank_graph == "pagerank":
+        flows = pagerank_scores(edges, edge_terms, signals, strengths, limits)
+        scores = [
+            score + limits.rank_pagerank_weight * flow for score, flow in zip(scores, flows, strict=True)
+        ]
     else:
         # Hop distance from the strongest seeds: the far ends of the best facts become seeds of
         # `rank_hop_decay` of their fact's anchor, so that their own facts (the second hop of
