@@ -10,7 +10,12 @@ A candidate's relevance is its cosine with the question, plus `rank_keyword_weig
 share of the question's terms its text holds, plus `rank_anchor_weight` times the strength of the
 seed it hangs from (a fact: the stronger of its two ends). A seed's strength is its keyword score
 over the best keyword score (the whole name in the question scores most), or, for a similarity
-seed, its cosine. Asked now (not `as_of`), a fact that has ended loses `rank_ended_penalty`.
+seed, its cosine. The graph counts too (`rank_graph`): by default a fact is worth at least the
+best path of facts from the strongest seed it lies on (path_scores), so that the chain of "in
+which city is the museum that Alice's husband designed?" is kept whole though the question names
+neither the husband nor the museum; personalized PageRank (pagerank_scores) and the one bridged
+hop of before (`bridge`) were measured against it and are kept as settings. Asked now (not
+`as_of`), a fact that has ended loses `rank_ended_penalty`.
 Candidates are taken best first while they fit `context_token_budget` (a fact brings its two
 ends; a passage whose text does not fit is given with its summary when it has one) and while
 they are within `rank_relevance_margin` of the best one.
