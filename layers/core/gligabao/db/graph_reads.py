@@ -563,8 +563,8 @@ _AROUND_ANY_TIME = """
 # first (what the question names), then the ones most similar to the question; then per end, of
 # its newest `%(hop_scan)s` facts per end `{facts}` lets through, the `%(second_hop)s` that match
 # most terms (the newest first), of which the `%(hop_per_end)s` that match most, most similar
-# first. The third hop: the same from the far ends of the `%(third_frontier)s` best second-hop
-# facts, `%(third_hop_per_end)s` facts each: "in which city is the museum that Alice's husband
+# first. The third hop: the same from the far ends of the `%(third_frontier)s` second-hop facts
+# whose paths met most terms (then the most similar), `%(third_hop_per_end)s` facts each: "in which city is the museum that Alice's husband
 # designed?" reaches the museum's city in the same statement.
 _HOP = """
         SELECT n.id, n.far_end, n.used, n.matched, g.embedding <=> %(q)s::vector AS distance
@@ -695,15 +695,17 @@ def expansion_ctes(facts: FactFilter = LIVE_FACTS) -> str:
     """CTEs `around(id, created_at)`: the `%(expansion)s` newest edges of the dataset that `facts`
     lets through (live ones by default) with a seed at either end; `around_similarity(id,
     similarity)` and `first_hop(id, similarity)`: the cosines of the first hop, each computed once
-    (a similar fact's comes from its search); `hop_frontier(id)` and `second_hop(id, distance)`:
-    the ranked retrieval's second hop (empty when `%(second_hop)s` is
+    (a similar fact's comes from its search); `hop_terms(term)`, `hop_frontier(id, used)`,
+    `second_hop(id, far_end, used, matched, distance)`, `third_frontier(id, used)` and
+    `third_hop(id, distance)`: the ranked retrieval's second and third hops (empty when `%(second_hop)s` is
     0); `context_edges(id, source_id, target_id, relation, description, artifact_id, valid_at,
     invalid_at, created_at, expired_at, model_id, band, rank, similarity)`: the similar facts then those
     (each edge once); `context_entities(id, band, rank)`: the seeds, then the ends of the context
     edges in the order of the edges (each entity once, in its first band).
 
     Upstream: seeds(id, band, rank), similar_facts(id, rank). Parameters: ds, q, expansion,
-    second_hop, hop_frontier, hop_seeds, hop_per_end and the bands (and as_of with FACTS_VALID_AT)."""
+    second_hop, hop_frontier, hop_seeds, hop_per_end, hop_terms, hop_scan, third_frontier,
+    third_hop_per_end and the bands (and as_of with FACTS_VALID_AT)."""
     around = _AROUND_LIVE if facts is LIVE_FACTS else _AROUND_ANY_TIME.format(facts=facts.on("g"))
     return around + _SECOND_HOP.format(facts=facts.on("g")) + _CONTEXT_EDGES_AND_ENTITIES
 

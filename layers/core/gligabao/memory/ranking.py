@@ -132,7 +132,10 @@ def path_scores(
     the question's terms its facts hold together (term_weights: the rare ones weigh most), less
     `rank_hop_cost` for each fact after the first. A fact is worth the best path it is on: the
     middle of a chain (the spouse the question never names) is kept with the end that answers.
-    The `rank_path_beam` best paths of each length are extended.
+    A path lends its value only when its last fact holds a term the path had not met ("born",
+    then "country"): the other births in the spouse's birthplace answer nothing new. Paths start
+    from the seeds within `rank_path_seed_strength` of the strongest (what the question names
+    whole), and the `rank_path_beam` best paths of each length are extended.
     """
     weights = term_weights(edge_terms)
     strongest = max(strengths.values(), default=0.0)
