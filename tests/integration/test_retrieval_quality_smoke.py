@@ -15,6 +15,7 @@ from gligabao.memory.remember import TextToRemember, remember_text
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import retrieval_quality as bench
+from retrieval_chains_world import build_chains_world
 from retrieval_world import build_world
 
 
@@ -56,3 +57,25 @@ def test_the_benchmark_world_is_remembered_and_the_ranked_context_keeps_its_gold
     assert {"direct", "multi_hop", "namesake", "passage", "unanswerable", "overall"} <= bench.by_category(
         results["ranked"]
     ).keys()
+
+
+def test_the_chains_world_is_remembered_and_its_questions_of_two_and_three_hops_are_asked(
+    db, admin_database_url, fake_anthropic, fake_openai
+):
+    world = build_chains_world(scale=0.1)
+    fake_anthropic.responder = bench.ScriptedModel(world)
+    memory = bootstrap.bundle()
+    for text in sorted(world.texts, key=lambda text: text.reference_time):
+        remember_text(
+            memory, TextToRemember(bench.USER, bench.DATASET, text.text, reference_time=text.reference_time)
+        )
+    gold_facts, gold_passages = bench.gold_ids(admin_database_url, world)
+    vectors = [fake_openai.vector(question.text) for question in world.questions]
+
+    results = bench.ask_all(memory, world, vectors, DEFAULT_LIMITS, gold_facts, gold_passages)
+    table = bench.by_category(results)
+
+    assert all(ids for ids in gold_facts.values())  # every fact of every chain is stored
+    assert {"direct", "current_state", "multi_hop", "multi_hop_3", "multi_hop_all"} <= table.keys()
+    assert table["multi_hop_3"]["questions"] >= 4
+    assert max(result["tokens"] for result in results) <= DEFAULT_LIMITS.context_token_budget + 16

@@ -10,10 +10,14 @@ from gligabao.memory.ranking import (
     Signals,
     candidate_limits,
     estimated_tokens,
+    matched_terms,
+    pagerank_scores,
     passage_tokens,
+    path_scores,
     rank_context,
     stem,
     term_share,
+    term_weights,
 )
 from gligabao.model import Passage, StoredEdge, StoredEntity
 
@@ -158,6 +162,110 @@ def test_the_far_end_of_the_best_fact_leads_to_its_own_facts_before_the_like_fac
         [eve_born, bob_born, founded],
         [],
         found,
-        WIDE.model_copy(update={"rank_bridge_facts": 0}),
+        WIDE.model_copy(update={"rank_graph": "bridge", "rank_bridge_facts": 0}),
     )
     assert [edge.id for edge in unbridged.edges] == [20, 22, 21]  # ties keep the retrieval's order
+    bridged = rank_context(
+        [acme, bob, eve, lyon, oslo],
+        [eve_born, bob_born, founded],
+        [],
+        found,
+        WIDE.model_copy(update={"rank_graph": "bridge"}),
+    )
+    assert [edge.id for edge in bridged.edges] == [20, 21, 22]
+
+
+# --- paths: the chains whose middle the question never names ---------------------------------
+
+
+def spouse_country_world() -> tuple[list[StoredEntity], list[StoredEdge], Signals]:
+    """In which country was the spouse of Alice born? Alice married Sam (a fact holding no term of
+    the question), Sam was born in Lyon (born), Lyon is in France (country). Around them: Alice's
+    own facts and twelve people born in Lyon or Oslo, more similar to the question than the chain."""
+    sam, lyon = StoredEntity(4, "Sam", "person", ""), StoredEntity(6, "Lyon", "city", "")
+    oslo = StoredEntity(7, "Oslo", "city", "")
+    france, norway = StoredEntity(8, "France", "country", ""), StoredEntity(9, "Norway", "country", "")
+    married = StoredEdge(30, 1, 4, "married_to", "Alice is married to Sam.", None, T0, None, T0)
+    sam_born = StoredEdge(31, 4, 6, "was_born_in", "Sam was born in Lyon.", None, T0, None, T0)
+    in_france = StoredEdge(32, 6, 8, "located_in", "Lyon is a city in France.", None, T0, None, T0)
+    in_norway = StoredEdge(33, 7, 9, "located_in", "Oslo is a city in Norway.", None, T0, None, T0)
+    alice_lives = StoredEdge(34, 1, 7, "lives_in", "Alice lives in Oslo.", None, T0, None, T0)
+    others = [StoredEntity(100 + i, f"Person {i}", "person", "") for i in range(12)]
+    births = [
+        StoredEdge(200 + i, 100 + i, 6 if i % 2 else 7, "was_born_in", "born there", None, T0, None, T0)
+        for i in range(12)
+    ]
+    similarity = {30: 0.6, 31: 0.35, 32: 0.2, 33: 0.2, 34: 0.7, **{200 + i: 0.5 for i in range(12)}}
+    found = Signals(
+        terms=["country", "spouse", "alice", "born"],
+        keyword_scores={1: 5},
+        seeds={1},
+        edge_similarity=similarity,
+    )
+    entities = [ALICE, sam, lyon, oslo, france, norway, *others]
+    return entities, [*births, alice_lives, in_norway, in_france, sam_born, married], found
+
+
+def chain_budget(entities: list[StoredEntity], edges: list[StoredEdge], ids: set[int]) -> int:
+    """The tokens of the facts `ids` and their ends: a budget they just fit."""
+    names = {entity.id: entity for entity in entities}
+    kept = [edge for edge in edges if edge.id in ids]
+    ends = {end for edge in kept for end in (edge.source_id, edge.target_id)}
+    return sum(estimated_tokens(entity_line(names[i])) for i in ends) + sum(
+        estimated_tokens(edge_line(edge, names[edge.source_id].name, names[edge.target_id].name))
+        for edge in kept
+    )
+
+
+def test_a_chain_whose_middle_the_question_never_names_is_kept_whole_within_the_budget():
+    entities, edges, found = spouse_country_world()
+    chain = {30, 31, 32}
+    # Room for five of the seventeen facts: the chain, Alice's home and one more.
+    limits = WIDE.model_copy(update={"context_token_budget": chain_budget(entities, edges, chain | {33, 34})})
+
+    ranked = rank_context(entities, edges, [], found, limits)
+    bridged = rank_context(entities, edges, [], found, limits.model_copy(update={"rank_graph": "bridge"}))
+
+    assert chain <= {edge.id for edge in ranked.edges}
+    assert not chain <= {edge.id for edge in bridged.edges}  # one bridged hop stops at Sam's birthplace
+
+
+def test_a_fact_that_answers_no_new_part_of_the_question_earns_nothing_from_the_path_before_it():
+    """After Sam's birth in Lyon (born), the other births in Lyon answer nothing new: the path does
+    not lend them its value. The births in Oslo do answer `born` after Alice's home there."""
+    entities, edges, found = spouse_country_world()
+    ids = [edge.id for edge in edges]
+    terms = [matched_terms(["country", "spouse", "born"], edge_text(edge, entities)) for edge in edges]
+
+    along = path_scores(edges, terms, found, {1: 1.0}, DEFAULT_LIMITS)
+
+    assert all(ids.index(200 + i) not in along for i in range(1, 12, 2))  # born in Lyon
+    assert all(ids.index(200 + i) in along for i in range(0, 12, 2))  # born in Oslo
+    assert along[ids.index(30)] >= along[ids.index(32)] > 0  # the middle is worth its whole chain
+
+
+def edge_text(edge: StoredEdge, entities: list[StoredEntity]) -> str:
+    names = {entity.id: entity for entity in entities}
+    ends = [names[edge.source_id], names[edge.target_id]]
+    return " ".join([*(f"{e.name} {e.type} {e.description}" for e in ends), edge.relation, edge.description])
+
+
+def test_a_term_few_facts_hold_weighs_more_than_one_most_facts_hold():
+    weights = term_weights([frozenset({"born"})] * 9 + [frozenset({"born", "country"})])
+
+    assert weights["country"] > weights["born"] > 0
+    assert abs(sum(weights.values()) - 1) < 1e-9
+
+
+def test_the_walk_from_the_seed_crosses_the_facts_near_it_more_than_a_strangers():
+    """GB_RANK_GRAPH=pagerank: personalized PageRank restarting at Alice."""
+    entities, edges, found = spouse_country_world()
+    ids = [edge.id for edge in edges]
+    terms = [matched_terms(["country", "spouse", "born"], edge_text(edge, entities)) for edge in edges]
+
+    flows = pagerank_scores(edges, terms, found, {1: 1.0}, DEFAULT_LIMITS)
+
+    assert max(flows) == 1.0
+    assert (
+        flows[ids.index(30)] > flows[ids.index(31)] > flows[ids.index(201)]
+    )  # married, Sam's birth, a stranger's

@@ -36,7 +36,7 @@ def test_without_as_of_the_statement_filters_the_live_facts_and_has_no_as_of_par
     assert statement == graph_reads._CONTEXT_SQL
     assert "as_of" not in statement and "as_of" not in parameters()
     # the edge index (HNSW candidates and exact scan), the similar facts, both ends of the expansion
-    assert statement.count("expired_at IS NULL") == 7  # and both ends of the ranked second hop
+    assert statement.count("expired_at IS NULL") == 9  # and both ends of the ranked second and third hops
 
 
 def test_with_as_of_every_live_filter_becomes_valid_at_as_of_and_as_of_is_the_only_new_parameter():
@@ -44,7 +44,8 @@ def test_with_as_of_every_live_filter_becomes_valid_at_as_of_and_as_of_is_the_on
 
     assert "expired_at IS NULL" not in statement
     assert statement.count(VALID_AT_AS_OF.format(g="")) == 2  # the edge index: candidates, exact scan
-    assert statement.count(VALID_AT_AS_OF.format(g="g.")) == 4  # similar facts, expansion, second hop (2)
+    # similar facts, expansion, second hop (2), third hop (2)
+    assert statement.count(VALID_AT_AS_OF.format(g="g.")) == 6
     assert set(parameters(AS_OF)) - set(parameters()) == {"as_of"}
 
 

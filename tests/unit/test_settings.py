@@ -17,7 +17,11 @@ def test_the_defaults_are_the_seeds_numbers():
 
 def test_every_limit_is_overridable_by_its_variable():
     numbers = [name for name, field in Limits.model_fields.items() if field.annotation in (int, float)]
-    cosines = {name for name in numbers if "similarity" in name}
+    # cosines, and the shares of 0 to 1 (a seed's strength, the walk's damping)
+    cosines = {name for name in numbers if "similarity" in name} | {
+        "rank_path_seed_strength",
+        "rank_pagerank_damping",
+    }
     env = {f"GB_{name.upper()}": "0.5" if name in cosines else "7" for name in numbers}
     limits = Settings.from_env({**env, "GB_RETRIEVAL": " Seed "}).limits
     assert all(float(getattr(limits, name)) == (0.5 if name in cosines else 7) for name in numbers)

@@ -95,14 +95,30 @@ class Limits(BaseModel):
     rank_expansion_per_seed: int = Field(
         60, ge=0, description="ranked: one-hop edges per seed and end (the best seeds' come first)"
     )
+    # The hops beyond the seeds choose their facts by the question's terms a path has not met yet,
+    # then by cosine (db/graph_reads.py, _SECOND_HOP), and reach a third hop. Measured on the
+    # chains world (`bench/retrieval_quality.py --world chains`, docs/performance.md, multi-hop):
+    # the gold facts among the candidates, before the ranking cuts, went from 0.827 of the
+    # multi-hop gold (newest 30 facts per end, most similar first, no third hop) to 0.980 (the
+    # third hop from the 20 second-hop facts whose paths met most terms; from 10 0.960; from the
+    # 10 or 20 that met most terms themselves 0.947 or 0.973).
     rank_second_hop_edges: int = Field(
-        30, ge=0, description="ranked: newest facts per far end looked at for the second hop (0: none)"
+        30, ge=0, description="ranked: facts per far end that match most terms, looked at for a hop (0: none)"
     )
     rank_hop_per_end: int = Field(
-        10, ge=0, description="ranked: second-hop facts taken per far end, most similar first"
+        10, ge=0, description="ranked: second-hop facts taken per far end, most terms then most similar first"
     )
     rank_hop_frontier: int = Field(
         10, ge=0, description="ranked: first-hop facts (most similar first) whose far ends are expanded"
+    )
+    rank_hop_scan_edges: int = Field(
+        400, ge=0, description="ranked: newest facts per end of an entity whose terms are matched at a hop"
+    )
+    rank_third_hop_frontier: int = Field(
+        20, ge=0, description="ranked: best second-hop facts whose far ends are expanded (0: no third hop)"
+    )
+    rank_third_hop_per_end: int = Field(
+        5, ge=0, description="ranked: third-hop facts taken per far end, most terms then most similar first"
     )
     rank_hop_seeds: int = Field(
         1, ge=0, description="ranked: the best keyword seeds whose facts are expanded first"
@@ -113,11 +129,36 @@ class Limits(BaseModel):
     rank_anchor_weight: float = Field(
         0.3, ge=0, description="ranked: added for a fact of the strongest seed (a name the question gives)"
     )
+    # How the ranking counts the graph (memory/ranking.py). On the chains world at the default
+    # budget, multi-hop recall (2 and 3 hops): paths 0.953, bridge 0.513, pagerank 0.46 (with a
+    # margin of 1.8; its damping and weight swept over 0.5-0.85 and 0.5-1.0: 0.44-0.46); the
+    # direct, paraphrased and current-state questions 1.000 with each. Paths' numbers, swept there:
+    # a hop's cost 0.0 / 0.1 / 0.2 gives 0.907 / 0.953 / 0.807; paths from every seed rather than
+    # the strongest (`rank_path_seed_strength` 0) 0.947, and twice the paths to extend.
+    rank_graph: Literal["paths", "pagerank", "bridge"] = Field(
+        "paths",
+        description="ranked: how the graph counts: paths from the seeds, personalized PageRank, or one bridged hop",
+    )
+    rank_pagerank_damping: float = Field(0.5, ge=0, lt=1, description="ranked, pagerank: the walk goes on")
+    rank_pagerank_iterations: int = Field(20, ge=1, description="ranked, pagerank: steps of the walk")
+    rank_pagerank_weight: float = Field(
+        1.0, ge=0, description="ranked, pagerank: added for the fact most walked"
+    )
+    rank_path_hops: int = Field(3, ge=1, description="ranked, paths: facts of a path at most")
+    rank_path_beam: int = Field(200, ge=1, description="ranked, paths: best paths of each length extended")
+    rank_path_seed_strength: float = Field(
+        0.99, ge=0, le=1, description="ranked, paths: start from the seeds this close to the strongest"
+    )
+    rank_hop_cost: float = Field(
+        0.1, ge=0, description="ranked, paths: taken for each fact after a path's first"
+    )
     rank_bridge_facts: int = Field(
-        3, ge=0, description="ranked: best facts whose far ends count as seeds (the hop from the seeds)"
+        3,
+        ge=0,
+        description="ranked, bridge: best facts whose far ends count as seeds (the hop from the seeds)",
     )
     rank_hop_decay: float = Field(
-        0.5, ge=0, description="ranked: a far end's share of its fact's seed strength"
+        0.5, ge=0, description="ranked, bridge: a far end's share of its fact's seed strength"
     )
     rank_ended_penalty: float = Field(
         0.1, ge=0, description="ranked: taken from a fact that has ended (an invalid_at) when asked now"

@@ -31,6 +31,7 @@ Each part runs only when needed (one-time filters on uncorrelated sub-selects).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum
@@ -549,14 +550,49 @@ _AROUND_ANY_TIME = """
     ),"""
 
 
-# The ranked retrieval's second hop (only when `%(second_hop)s` > 0: 0 in the seed's retrieval and
-# around geo's entities): the far ends of `%(hop_frontier)s` first-hop facts (a weak seed too: the
-# cap of the first hop may have left its facts out), those of the
-# `%(hop_seeds)s` best keyword seeds first (what the question names), then the ones most similar to
-# the question; then per end, of its newest `%(second_hop)s` facts `{facts}` lets through, the
-# `%(hop_per_end)s` most similar to the question: "where was the founder of Acme born" reaches the
-# founder's birthplace in the same statement.
-_SECOND_HOP = """
+# The ranked retrieval's hops beyond the seeds (only when `%(second_hop)s` > 0: 0 in the seed's
+# retrieval and around geo's entities). The question's terms that ask something of the chain
+# (`%(hop_terms)s`, stemmed, less the words of the best keyword seeds' names: "born" and "spouse"
+# of "where was the spouse of Alice Novak born?") choose the facts of each hop before their cosine
+# does: the fact a hop needs is often the least similar of a busy entity's ("Acme makes cargo
+# bikes" among Acme's hundred employees), and each term counts once along a path (the terms a
+# hop matched are `used` by the next), so that "in which country was the spouse of Alice born?"
+# takes the spouse's birthplace (born), then that city's country (country), not its other births.
+# The second hop: the far ends of `%(hop_frontier)s` first-hop facts (a weak seed too: the cap of
+# the first hop may have left its facts out), those of the `%(hop_seeds)s` best keyword seeds
+# first (what the question names), then the ones most similar to the question; then per end, of
+# its newest `%(hop_scan)s` facts per end `{facts}` lets through, the `%(second_hop)s` that match
+# most terms (the newest first), of which the `%(hop_per_end)s` that match most, most similar
+# first. The third hop: the same from the far ends of the `%(third_frontier)s` second-hop facts
+# whose paths met most terms (then the most similar), `%(third_hop_per_end)s` facts each: "in which city is the museum that Alice's husband
+# designed?" reaches the museum's city in the same statement.
+_HOP = """
+        SELECT n.id, n.far_end, n.used, n.matched, g.embedding <=> %(q)s::vector AS distance
+        FROM (SELECT e.id, e.far_end, {used} || m.terms AS used, cardinality(m.terms) AS matched, e.created_at
+              FROM ((SELECT g.id, g.target_id AS far_end, g.relation, g.description, g.created_at
+                     FROM gb_edges AS g
+                     WHERE g.source_id = {entity} AND {facts} AND g.dataset_id = %(ds)s
+                     ORDER BY g.created_at DESC, g.id DESC LIMIT %(hop_scan)s)
+                    UNION ALL
+                    (SELECT g.id, g.source_id, g.relation, g.description, g.created_at
+                     FROM gb_edges AS g
+                     WHERE g.target_id = {entity} AND {facts} AND g.dataset_id = %(ds)s
+                     ORDER BY g.created_at DESC, g.id DESC LIMIT %(hop_scan)s)) AS e
+              JOIN gb_entities AS o ON o.id = e.far_end
+              CROSS JOIN LATERAL (
+                  SELECT ARRAY(SELECT t.term FROM hop_terms AS t
+                               WHERE t.term <> ALL ({used})
+                                 AND strpos(lower(replace(e.relation, '_', ' ') || ' ' || e.description
+                                                  || ' ' || o.type || ' ' || o.description), t.term) > 0
+                               ORDER BY t.term) AS terms) AS m
+              ORDER BY cardinality(m.terms) DESC, e.created_at DESC, e.id DESC
+              LIMIT %(second_hop)s) AS n
+        JOIN gb_edges AS g ON g.id = n.id
+        ORDER BY n.matched DESC, distance, n.id
+        LIMIT {take}"""
+
+_SECOND_HOP = (
+    """
     around_similarity AS MATERIALIZED (
         SELECT a.id, 1 - (g.embedding <=> %(q)s::vector) AS similarity
         FROM around AS a JOIN gb_edges AS g ON g.id = a.id
@@ -567,9 +603,18 @@ _SECOND_HOP = """
         UNION ALL
         SELECT id, similarity FROM around_similarity
     ),
+    hop_terms AS MATERIALIZED (
+        SELECT t.term FROM unnest(%(hop_terms)s::text[]) AS t(term)
+        WHERE NOT EXISTS (SELECT 1 FROM seeds AS s JOIN gb_entities AS e ON e.id = s.id
+                          WHERE s.band = %(band_keyword_seed)s AND s.rank <= %(hop_seeds)s
+                            AND strpos(e.normalized_name, t.term) > 0)
+    ),
     hop_frontier AS MATERIALIZED (
-        SELECT DISTINCT ends.id
-        FROM (SELECT g.source_id, g.target_id
+        SELECT DISTINCT ON (ends.id) ends.id, g.used
+        FROM (SELECT g.source_id, g.target_id,
+                     ARRAY(SELECT t.term FROM hop_terms AS t
+                           WHERE strpos(lower(replace(g.relation, '_', ' ') || ' ' || g.description), t.term) > 0
+                           ORDER BY t.term) AS used
               FROM first_hop AS f
               JOIN gb_edges AS g ON g.id = f.id
               WHERE %(second_hop)s > 0
@@ -581,23 +626,34 @@ _SECOND_HOP = """
         CROSS JOIN LATERAL (VALUES (g.source_id), (g.target_id)) AS ends(id)
         WHERE ends.id NOT IN (SELECT id FROM seeds
                               WHERE band = %(band_keyword_seed)s AND rank <= %(hop_seeds)s)
+        ORDER BY ends.id, cardinality(g.used) DESC
     ),
     second_hop AS MATERIALIZED (
-        SELECT DISTINCT ON (r.id) r.id, r.distance
+        SELECT DISTINCT ON (r.id) r.id, r.far_end, r.used, r.matched, r.distance
         FROM hop_frontier AS f
-        CROSS JOIN LATERAL (
-            SELECT n.id, n.embedding <=> %(q)s::vector AS distance
-            FROM ((SELECT g.id, g.embedding FROM gb_edges AS g
-                   WHERE g.source_id = f.id AND {facts} AND g.dataset_id = %(ds)s
-                   ORDER BY g.created_at DESC, g.id DESC LIMIT %(second_hop)s)
-                  UNION ALL
-                  (SELECT g.id, g.embedding FROM gb_edges AS g
-                   WHERE g.target_id = f.id AND {facts} AND g.dataset_id = %(ds)s
-                   ORDER BY g.created_at DESC, g.id DESC LIMIT %(second_hop)s)) AS n
-            ORDER BY distance, n.id
-            LIMIT %(hop_per_end)s) AS r
+        CROSS JOIN LATERAL ("""
+    + _HOP.format(entity="f.id", used="f.used", take="%(hop_per_end)s", facts="{facts}")
+    + """) AS r
+        ORDER BY r.id, r.matched DESC, r.distance
+    ),
+    third_frontier AS MATERIALIZED (
+        SELECT DISTINCT ON (h.far_end) h.far_end AS id, h.used
+        FROM (SELECT far_end, used, matched FROM second_hop
+              WHERE far_end NOT IN (SELECT id FROM hop_frontier) AND far_end NOT IN (SELECT id FROM seeds)
+              ORDER BY cardinality(used) DESC, distance, id
+              LIMIT %(third_frontier)s) AS h
+        ORDER BY h.far_end, h.matched DESC
+    ),
+    third_hop AS MATERIALIZED (
+        SELECT DISTINCT ON (r.id) r.id, r.distance
+        FROM third_frontier AS f
+        CROSS JOIN LATERAL ("""
+    + _HOP.format(entity="f.id", used="f.used", take="%(third_hop_per_end)s", facts="{facts}")
+    + """) AS r
+        WHERE r.id NOT IN (SELECT id FROM second_hop)
         ORDER BY r.id, r.distance
     ),"""
+)
 
 
 # The edges of the context (the similar facts, then the ones around, then the second hop's after
@@ -615,7 +671,11 @@ _CONTEXT_EDGES_AND_ENTITIES = """
                     UNION ALL
                     SELECT id, %(band_expansion)s::integer,
                            %(expansion)s + row_number() OVER (ORDER BY distance, id), 1 - distance
-                    FROM second_hop) AS e
+                    FROM second_hop
+                    UNION ALL
+                    SELECT id, %(band_expansion)s::integer,
+                           2 * %(expansion)s + row_number() OVER (ORDER BY distance, id), 1 - distance
+                    FROM third_hop) AS e
               ORDER BY id, band, rank) AS c
         JOIN gb_edges AS g ON g.id = c.id
     ),
@@ -635,15 +695,17 @@ def expansion_ctes(facts: FactFilter = LIVE_FACTS) -> str:
     """CTEs `around(id, created_at)`: the `%(expansion)s` newest edges of the dataset that `facts`
     lets through (live ones by default) with a seed at either end; `around_similarity(id,
     similarity)` and `first_hop(id, similarity)`: the cosines of the first hop, each computed once
-    (a similar fact's comes from its search); `hop_frontier(id)` and `second_hop(id, distance)`:
-    the ranked retrieval's second hop (empty when `%(second_hop)s` is
+    (a similar fact's comes from its search); `hop_terms(term)`, `hop_frontier(id, used)`,
+    `second_hop(id, far_end, used, matched, distance)`, `third_frontier(id, used)` and
+    `third_hop(id, distance)`: the ranked retrieval's second and third hops (empty when `%(second_hop)s` is
     0); `context_edges(id, source_id, target_id, relation, description, artifact_id, valid_at,
     invalid_at, created_at, expired_at, model_id, band, rank, similarity)`: the similar facts then those
     (each edge once); `context_entities(id, band, rank)`: the seeds, then the ends of the context
     edges in the order of the edges (each entity once, in its first band).
 
     Upstream: seeds(id, band, rank), similar_facts(id, rank). Parameters: ds, q, expansion,
-    second_hop, hop_frontier, hop_seeds, hop_per_end and the bands (and as_of with FACTS_VALID_AT)."""
+    second_hop, hop_frontier, hop_seeds, hop_per_end, hop_terms, hop_scan, third_frontier,
+    third_hop_per_end and the bands (and as_of with FACTS_VALID_AT)."""
     around = _AROUND_LIVE if facts is LIVE_FACTS else _AROUND_ANY_TIME.format(facts=facts.on("g"))
     return around + _SECOND_HOP.format(facts=facts.on("g")) + _CONTEXT_EDGES_AND_ENTITIES
 
@@ -782,6 +844,10 @@ def around_entities_rows(
         "hop_frontier": 0,
         "hop_seeds": 0,
         "hop_per_end": 0,
+        "hop_terms": [],
+        "hop_scan": 0,
+        "third_frontier": 0,
+        "third_hop_per_end": 0,
         "expansion_per_seed": limits.expansion_edges,
         "strongest_seeds_first": False,
         **BAND_PARAMETERS,
@@ -806,9 +872,11 @@ def context_parameters(
     keyword_seeds: list[int],
     limits: Limits,
     as_of: datetime | None = None,
+    hop_terms: Sequence[str] = (),
 ) -> dict[str, object]:
     """The parameters of the context statement (and of each of its builders); `as_of` only for
-    the statement of FACTS_VALID_AT."""
+    the statement of FACTS_VALID_AT; `hop_terms`: the question's stemmed terms that choose the
+    facts of the ranked retrieval's hops."""
     time_travel = {} if as_of is None else {"as_of": as_of}
     ranked = limits.retrieval == "ranked"
     return {
@@ -829,6 +897,10 @@ def context_parameters(
         "hop_frontier": limits.rank_hop_frontier,
         "hop_seeds": limits.rank_hop_seeds,
         "hop_per_end": limits.rank_hop_per_end,
+        "hop_terms": list(hop_terms),
+        "hop_scan": limits.rank_hop_scan_edges,
+        "third_frontier": limits.rank_third_hop_frontier if ranked else 0,
+        "third_hop_per_end": limits.rank_third_hop_per_end,
         "expansion_per_seed": limits.rank_expansion_per_seed if ranked else limits.expansion_edges,
         "strongest_seeds_first": ranked,
         "passages_with_text": limits.passages_with_text,
@@ -845,6 +917,7 @@ def send_context_rows(
     keyword_seeds: list[int],
     limits,
     as_of: datetime | None = None,
+    hop_terms: Sequence[str] = (),
 ) -> psycopg.Cursor:
     """The context of a question, in rendering order (`Band`, then rank): rows of entities, edges,
     passages and search paths, each tagged with its band. Its edges are the live ones, or with
@@ -853,6 +926,11 @@ def send_context_rows(
     return conn.execute(
         _CONTEXT_SQL if as_of is None else _CONTEXT_AS_OF_SQL,
         context_parameters(
-            dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits, as_of=as_of
+            dataset_id=dataset_id,
+            vector=vector,
+            keyword_seeds=keyword_seeds,
+            limits=limits,
+            as_of=as_of,
+            hop_terms=hop_terms,
         ),
     )

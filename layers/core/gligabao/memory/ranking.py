@@ -10,7 +10,12 @@ A candidate's relevance is its cosine with the question, plus `rank_keyword_weig
 share of the question's terms its text holds, plus `rank_anchor_weight` times the strength of the
 seed it hangs from (a fact: the stronger of its two ends). A seed's strength is its keyword score
 over the best keyword score (the whole name in the question scores most), or, for a similarity
-seed, its cosine. Asked now (not `as_of`), a fact that has ended loses `rank_ended_penalty`.
+seed, its cosine. The graph counts too (`rank_graph`): by default a fact is worth at least the
+best path of facts from the strongest seed it lies on (path_scores), so that the chain of "in
+which city is the museum that Alice's husband designed?" is kept whole though the question names
+neither the husband nor the museum; personalized PageRank (pagerank_scores) and the one bridged
+hop of before (`bridge`) were measured against it and are kept as settings. Asked now (not
+`as_of`), a fact that has ended loses `rank_ended_penalty`.
 Candidates are taken best first while they fit `context_token_budget` (a fact brings its two
 ends; a passage whose text does not fit is given with its summary when it has one) and while
 they are within `rank_relevance_margin` of the best one.
@@ -93,6 +98,128 @@ def stem(term: str) -> str:
     return term
 
 
+def matched_terms(terms: list[str], text: str) -> frozenset[str]:
+    """The `terms` found in `text` (lowercased, `_` read as a space)."""
+    haystack = text.lower().replace("_", " ")
+    return frozenset(term for term in terms if term in haystack)
+
+
+def term_weights(edge_terms: list[frozenset[str]]) -> dict[str, float]:
+    """Each term's weight by its rarity among the candidate facts (an inverse document frequency),
+    summing to 1 over the terms some fact holds: "country" of "in which country was the spouse of
+    Alice born?" is held by a few facts (a city's), "born" by many (everyone's birthplace)."""
+    counts: dict[str, int] = {}
+    for found in edge_terms:
+        for term in found:
+            counts[term] = counts.get(term, 0) + 1
+    raw = {term: math.log(1 + len(edge_terms) / count) for term, count in counts.items()}
+    total = sum(raw.values())
+    return {term: weight / total for term, weight in raw.items()} if total else {}
+
+
+def path_scores(
+    edges: list[StoredEdge],
+    edge_terms: list[frozenset[str]],
+    signals: Signals,
+    strengths: dict[int, float],
+    limits: Limits,
+) -> dict[int, float]:
+    """Path completion: each fact's best value along a path of at most `rank_path_hops` facts
+    from a seed, by index in `edges` (only the facts of some path).
+
+    A path is worth `rank_anchor_weight` times the strength of the seed it starts from, plus the
+    mean cosine of its facts with the question, plus `rank_keyword_weight` times the weight of
+    the question's terms its facts hold together (term_weights: the rare ones weigh most), less
+    `rank_hop_cost` for each fact after the first. A fact is worth the best path it is on: the
+    middle of a chain (the spouse the question never names) is kept with the end that answers.
+    A path lends its value only when its last fact holds a term the path had not met ("born",
+    then "country"): the other births in the spouse's birthplace answer nothing new. Paths start
+    from the seeds within `rank_path_seed_strength` of the strongest (what the question names
+    whole), and the `rank_path_beam` best paths of each length are extended.
+    """
+    weights = term_weights(edge_terms)
+    strongest = max(strengths.values(), default=0.0)
+    incident: dict[int, list[int]] = {}
+    for index, edge in enumerate(edges):
+        incident.setdefault(edge.source_id, []).append(index)
+        if edge.target_id != edge.source_id:
+            incident.setdefault(edge.target_id, []).append(index)
+    # (value, entity reached, anchor, cosines summed, terms met, facts taken)
+    paths: list[tuple[float, int, float, float, frozenset[str], tuple[int, ...]]] = [
+        (0.0, entity_id, limits.rank_anchor_weight * strength, 0.0, frozenset(), ())
+        for entity_id, strength in strengths.items()
+        if strength > 0 and strength >= limits.rank_path_seed_strength * strongest
+    ]
+    best: dict[int, float] = {}
+    for hop in range(limits.rank_path_hops):
+        grown = []
+        for _, at, anchor, cosines, met, taken in paths:
+            for index in incident.get(at, ()):
+                if index in taken:
+                    continue
+                edge = edges[index]
+                summed = cosines + (signals.edge_similarity.get(edge.id) or 0.0)
+                terms = met | edge_terms[index]
+                value = (
+                    anchor
+                    + summed / (hop + 1)
+                    + limits.rank_keyword_weight * sum(weights[term] for term in terms)
+                    - limits.rank_hop_cost * hop
+                )
+                far = edge.target_id if edge.source_id == at else edge.source_id
+                answers = not hop or len(terms) > len(met)
+                grown.append((value, far, anchor, summed, terms, (*taken, index), answers))
+        grown.sort(key=lambda path: -path[0])
+        paths = [path[:-1] for path in grown[: limits.rank_path_beam]]
+        for value, *_, taken, answers in grown[: limits.rank_path_beam]:
+            if answers:  # a fact that adds no part of the question makes no path worth its tokens
+                for index in taken:
+                    best[index] = max(best.get(index, value), value)
+    return best
+
+
+def pagerank_scores(
+    edges: list[StoredEdge],
+    edge_terms: list[frozenset[str]],
+    signals: Signals,
+    strengths: dict[int, float],
+    limits: Limits,
+) -> list[float]:
+    """Personalized PageRank over the candidates' graph (as HippoRAG ranks passages), for each
+    fact the share of the walk that crosses it, the largest 1.
+
+    The walk restarts at the seeds (by their strength, with probability 1 - `rank_pagerank_damping`)
+    and leaves an entity by one of its facts in proportion to the fact's relevance (its cosine with
+    the question and the weight of the terms it holds, term_weights), so that the mass flows along
+    the facts that answer; an entity with many facts (a city) spreads it thin."""
+    weights = term_weights(edge_terms)
+    relevance = [
+        max(0.01, (signals.edge_similarity.get(edge.id) or 0.0) + sum(weights[t] for t in terms))
+        for edge, terms in zip(edges, edge_terms, strict=True)
+    ]
+    leaving: dict[int, float] = {}
+    for edge, weight in zip(edges, relevance, strict=True):
+        for end in {edge.source_id, edge.target_id}:
+            leaving[end] = leaving.get(end, 0.0) + weight
+    total = sum(strengths.values())
+    restart = {entity_id: strength / total for entity_id, strength in strengths.items()} if total else {}
+    damping = limits.rank_pagerank_damping
+    rank = dict(restart)
+    for _ in range(limits.rank_pagerank_iterations):
+        walked = {entity_id: (1 - damping) * share for entity_id, share in restart.items()}
+        for edge, weight in zip(edges, relevance, strict=True):
+            for here, there in ((edge.source_id, edge.target_id), (edge.target_id, edge.source_id)):
+                if rank.get(here):
+                    walked[there] = walked.get(there, 0.0) + damping * rank[here] * weight / leaving[here]
+        rank = walked
+    flows = [
+        sum(rank.get(end, 0.0) * weight / leaving[end] for end in {edge.source_id, edge.target_id})
+        for edge, weight in zip(edges, relevance, strict=True)
+    ]
+    top = max(flows, default=0.0)
+    return [flow / top for flow in flows] if top else flows
+
+
 def seed_strengths(signals: Signals) -> dict[int, float]:
     """How strongly the question names each seed, from 0 to 1."""
     best = max(signals.keyword_scores.values(), default=0)
@@ -135,9 +262,9 @@ def scored_candidates(
         return (similarity or 0.0) + limits.rank_keyword_weight * share + limits.rank_anchor_weight * anchor
 
     # The ends' descriptions count too: "the violinist" names the fact of the violinist. Each
-    # edge's share of the terms is computed once: the edges are scored twice (bridged below).
-    edge_shares = [
-        term_share(
+    # edge's terms are found once: the edges are scored twice (bridged below) or along paths.
+    edge_terms = [
+        matched_terms(
             terms,
             " ".join(
                 [
@@ -150,30 +277,42 @@ def scored_candidates(
         )
         for edge in edges
     ]
+    edge_shares = [len(found) / len(terms) if terms else 0.0 for found in edge_terms]
 
     def edge_scores(anchors: dict[int, float]) -> list[float]:
         scores = []
         for edge, share in zip(edges, edge_shares, strict=True):
             anchor = max(anchors.get(edge.source_id, 0.0), anchors.get(edge.target_id, 0.0))
-            score = relevance(signals.edge_similarity.get(edge.id), share, anchor)
-            if signals.asked_now and edge.invalid_at is not None:
-                score -= limits.rank_ended_penalty
-            scores.append(score)
+            scores.append(relevance(signals.edge_similarity.get(edge.id), share, anchor))
         return scores
 
-    # Hop distance from the strongest seeds: the far ends of the best facts become seeds of
-    # `rank_hop_decay` of their fact's anchor, so that their own facts (the second hop of "where
-    # was the founder of Acme born?") outrank the like facts of entities nothing leads to.
     scores = edge_scores(strengths)
-    bridged: dict[int, float] = {}
-    for index in sorted(range(len(edges)), key=lambda i: -scores[i])[: limits.rank_bridge_facts]:
-        edge = edges[index]
-        anchor = max(strengths.get(edge.source_id, 0.0), strengths.get(edge.target_id, 0.0))
-        for end in (edge.source_id, edge.target_id):
-            if end not in strengths:
-                bridged[end] = max(bridged.get(end, 0.0), limits.rank_hop_decay * anchor)
-    if bridged:
-        scores = edge_scores({**bridged, **strengths})
+    if limits.rank_graph == "paths":
+        along = path_scores(edges, edge_terms, signals, strengths, limits)
+        scores = [max(score, along.get(index, score)) for index, score in enumerate(scores)]
+    elif limits.rank_graph == "pagerank":
+        flows = pagerank_scores(edges, edge_terms, signals, strengths, limits)
+        scores = [
+            score + limits.rank_pagerank_weight * flow for score, flow in zip(scores, flows, strict=True)
+        ]
+    else:
+        # Hop distance from the strongest seeds: the far ends of the best facts become seeds of
+        # `rank_hop_decay` of their fact's anchor, so that their own facts (the second hop of
+        # "where was the founder of Acme born?") outrank the like facts of entities nothing leads to.
+        bridged: dict[int, float] = {}
+        for index in sorted(range(len(edges)), key=lambda i: -scores[i])[: limits.rank_bridge_facts]:
+            edge = edges[index]
+            anchor = max(strengths.get(edge.source_id, 0.0), strengths.get(edge.target_id, 0.0))
+            for end in (edge.source_id, edge.target_id):
+                if end not in strengths:
+                    bridged[end] = max(bridged.get(end, 0.0), limits.rank_hop_decay * anchor)
+        if bridged:
+            scores = edge_scores({**bridged, **strengths})
+    if signals.asked_now:
+        scores = [
+            score - limits.rank_ended_penalty if edge.invalid_at is not None else score
+            for score, edge in zip(scores, edges, strict=True)
+        ]
 
     candidates: list[tuple[float, int, str, object]] = [  # (relevance, order, kind, item)
         (score, order, "edge", edge) for order, (score, edge) in enumerate(zip(scores, edges, strict=True))

@@ -185,6 +185,7 @@ def retrieve(
             keyword_seeds=keywords.seed_ids,
             limits=limits,
             as_of=as_of,
+            hop_terms=sorted({ranking.stem(term) for term in terms}) if ranked else (),
         )
         uow.commit()  # read only: in pipeline mode the statement travels with the COMMIT
         rows = sent.fetchall()
