@@ -244,6 +244,16 @@ class Limits(BaseModel):
         le=10,
         description="queued short texts of a dataset a job extracts and embeds beside its own; 0: none",
     )
+    # A batch's short texts in one dataset are remembered a window at a time (memory/windows.py):
+    # extracted at once, judged by one resolve call, stored in one transaction. Measured with 2 s
+    # model calls (docs/performance.md): 20 texts take 100 texts in ~N s at 1.05 LLM calls per text;
+    # 1 remembers each text on its own, as a single async remember does.
+    bulk_window_texts: int = Field(
+        20,
+        ge=1,
+        le=100,
+        description="texts of a batch remembered together (one resolve call); 1: one at a time",
+    )
     async_max_attempts: int = Field(
         5, gt=0, description="attempts of a job; the queue's maxReceiveCount (AsyncMaxAttempts) must match"
     )
