@@ -43,6 +43,9 @@ def main() -> None:
     import http.server
 
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True
+    # A provider takes many connections at once: the fakes' listen backlog is not the bottleneck
+    # (the default 5 resets connections when a window extracts its texts together).
+    http.server.ThreadingHTTPServer.request_queue_size = 256
     from fakes.anthropic_server import FakeAnthropic, Reply
     from fakes.openai_server import FakeOpenAI
     from remember import bench_admin_url, provider_settings, scratch_database
@@ -146,10 +149,13 @@ def _batch(bundle, queue, handler, anthropic, openai, texts: int) -> None:
 
     anthropic.requests.clear()
     openai.requests.clear()
-    history, ids = batch(texts), []
+    # Requests of 100 (the route's most), oldest first as `gligabao import` sends them: the queue
+    # applies a request's texts in order of reference time, and the requests in the order sent.
+    oldest_first, ids = list(reversed(batch(texts))), []
     started = time.perf_counter()
-    for start in range(0, texts, 100):  # the route's most; the service's queue takes them in order
-        body = {"user_id": "bench", "dataset": "batch", "texts": history[start : start + 100]}
+    for start in range(0, texts, 100):
+        request = list(reversed(oldest_first[start : start + 100]))  # each sent newest first
+        body = {"user_id": "bench", "dataset": "batch", "texts": request}
         reply = call_handler(handler, body, path="/v1/gb/remember/batch")
         assert reply.status == 202, reply.json
         ids += [a["artifact_id"] for a in reply.json["artifacts"]]
