@@ -160,3 +160,23 @@ def test_an_import_of_another_file_beside_a_state_file_is_refused(
     assert code == 2
     assert "kept for another input or dataset" in capsys.readouterr().err
     assert len(graph_rows(db, "history")["artifacts"]) == 2
+
+
+def test_batches_sent_again_after_a_lost_answer_are_queued_once(
+    api, models, db, local_jobs, tmp_path, capsys
+):
+    path = tmp_path / "history.jsonl"
+    write_history(path, moves())
+    assert run_import(api, path, "--batch-size", "3") == 0
+    state_path = tmp_path / "history.jsonl.import.json"
+    state = json.loads(state_path.read_text())
+    # A crash after the batches were accepted and before the state file said so.
+    state_path.write_text(json.dumps({**state, "sent": 0, "artifacts": []}))
+
+    code = run_import(api, path, "--batch-size", "3")
+
+    out, _ = capsys.readouterr()
+    assert code == 0, out
+    assert "sent now: 7, done: 7" in out  # answered from the first sends: the same artifacts
+    assert json.loads(state_path.read_text())["artifacts"] == state["artifacts"]
+    assert len(graph_rows(db, "history")["artifacts"]) == 7
