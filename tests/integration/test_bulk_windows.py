@@ -231,6 +231,10 @@ def test_the_jobs_events_of_windows_count_every_call_once(db, models, sqs_jobs, 
 
     docs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     events = [d for d in docs if "_aws" in d and d.get("Operation") == "remember_job"]
+    logs = [d for d in docs if str(d.get("event", "")).startswith("remember_job.")]
+    assert sum(log["counts"].get("texts_stored", 0) for log in logs) == len(CITIES)  # two windows of 3
+    assert sum(log["counts"].get("edges_created", 0) for log in logs) == len(CITIES)
+    assert {log.get("dataset") for log in logs if log["counts"].get("texts_stored")} == {"main"}
     calls_made, tokens = db.execute("SELECT count(*), sum(input_tokens) FROM gb_inferences").fetchone()
     assert len(events) == len(CITIES)
     assert (

@@ -124,15 +124,20 @@ def remember_window(
     """Remember the window's texts (the job's own first); the ids of the artifacts stored. Raises
     the first text's failure when its extraction fails, AlreadyStored when it is done already."""
     report = current_report()
-    if report is not None:  # the job's monitoring event counts every call of the window
-        report.call = texts[0].call
+    counts: dict[str, int] = {}
+    if report is not None:  # the job's monitoring event: every call and change of the window
+        first = texts[0].request
+        report.dataset, report.session_id = first.dataset, first.session_id
+        report.call, report.counts = texts[0].call, counts
         report.more_calls.extend(t.call for t in texts[1:])
     try:
         now = memory.clock()
         _extract_all(memory, texts, reasoning, models, now, deadline)
         ready = _up_to_first_failure(texts)
         judged = _judge(memory, ready, reasoning, models, now, deadline)
-        return _store(memory, ready, judged, models)
+        stored = _store(memory, ready, judged, models, counts)
+        counts["texts_stored"] = len(stored)
+        return stored
     finally:
         _save_inferences_left(memory, texts)
 
@@ -289,21 +294,30 @@ def _stored_candidates(memory: Memory, texts: Sequence[WindowText]) -> list[Stor
 
 
 def _store(
-    memory: Memory, texts: Sequence[WindowText], judged: WindowJudgement, models: Mapping[str, str]
+    memory: Memory,
+    texts: Sequence[WindowText],
+    judged: WindowJudgement,
+    models: Mapping[str, str],
+    counts: dict[str, int],
 ) -> list[int]:
     """Every text of the window in one transaction, in order, each as its own remember stores it."""
     saved = [text.call.saved for text in texts]
     try:
-        return _store_in_one_transaction(memory, texts, judged, models)
+        return _store_in_one_transaction(memory, texts, judged, models, counts)
     except BaseException:
         # In pipeline mode the inferences' INSERTs were only queued, and rolled back with the rest.
         for text, count in zip(texts, saved, strict=True):
             text.call.saved = count
+        counts.clear()  # nothing was stored
         raise
 
 
 def _store_in_one_transaction(
-    memory: Memory, texts: Sequence[WindowText], judged: WindowJudgement, models: Mapping[str, str]
+    memory: Memory,
+    texts: Sequence[WindowText],
+    judged: WindowJudgement,
+    models: Mapping[str, str],
+    counts: dict[str, int],
 ) -> list[int]:
     first = texts[0].request
     stored = []
@@ -324,10 +338,11 @@ def _store_in_one_transaction(
                     uow.conn, dataset_id, text.graph, text.vectors.entities, text.vectors.facts, memory.limits
                 )()
             reply = _reply_of(judged, position, candidates, edge_of_number)
+            op = Operation("remember", text.call, text.request.dataset)
             remembered = write_graph(
                 memory,
                 uow,
-                Operation("remember", text.call, text.request.dataset),
+                op,
                 dataset_id,
                 text.request,
                 text.graph,
@@ -341,6 +356,8 @@ def _store_in_one_transaction(
             )
             edge_of_number.update(zip(judged.numbers[position], remembered.fact_edge_ids, strict=True))
             stored.append(text.artifact_id)
+            for name, count in op.counts.items():
+                counts[name] = counts.get(name, 0) + count
         for text in texts:
             save_inferences(uow.conn, text.call)
     logger.info("remember.window", extra={"texts": len(texts), "stored": len(stored)})
