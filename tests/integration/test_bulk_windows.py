@@ -147,9 +147,8 @@ def test_a_text_whose_extraction_fails_ends_the_window_before_it_and_its_own_job
         ("Quito", None),
     ]
     ok = db.execute("SELECT ok, count(*) FROM gb_inferences WHERE stage = 'extract' GROUP BY ok").fetchall()
-    # Oslo's and the three behind it extracted again by their window: an extraction is made again
-    # rather than kept when its window is cut, a failure being rare.
-    assert dict(ok) == {True: len(CITIES) + 3, False: 1}
+    # Only Oslo's extracted again: the three behind it were kept as prepared for their window.
+    assert dict(ok) == {True: len(CITIES), False: 1}
 
 
 def test_a_window_whose_resolve_call_fails_is_retried_split_and_nothing_is_lost_or_stored_twice(

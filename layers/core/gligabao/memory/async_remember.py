@@ -244,7 +244,12 @@ def run(
                     ),
                 ]
                 windows.remember_window(
-                    memory, window, reasoning=job.reasoning, models=job.models, deadline=deadline
+                    memory,
+                    window,
+                    reasoning=job.reasoning,
+                    models=job.models,
+                    deadline=deadline,
+                    prepared_options=prepare_ahead.prepared_options(memory, job),
                 )
             elif claimed.kind == "facts":
                 remember_facts(

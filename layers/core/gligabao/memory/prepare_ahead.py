@@ -78,6 +78,12 @@ def _options(memory: Memory, job: RememberJob) -> dict:
     }
 
 
+def prepared_options(memory: Memory, job: RememberJob) -> dict:
+    """What a text prepared for `job`'s dataset is kept with (`_options`): a window keeps the texts
+    it extracted and could not store (memory/windows.py) as prepared, with these."""
+    return _options(memory, job)
+
+
 def texts_to_prepare(
     memory: Memory, conn: psycopg.Connection, job: RememberJob, *, window: Sequence[int] = ()
 ) -> list[WaitingText]:

@@ -15,7 +15,7 @@ time would store.
   earlier text's fact by the edge it became): the same judgement as one text at a time, when the
   model decides about a pair of facts the same way in both calls.
 - Failures: a text whose extraction fails ends the window before it (its own job runs it then,
-  with its retries); any other failure fails the attempt, and the job's retry runs its text alone
+  with its retries; the texts behind it, extracted already, are kept as prepared for their window); any other failure fails the attempt, and the job's retry runs its text alone
   (memory/async_remember.py), the texts behind it windowed again by their own jobs. A window stores
   all its texts or none, and a text already done (a redelivery) is never stored twice.
 """
@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gligabao.ai.prompts.extract import Extraction
 from gligabao.ai.prompts.resolve import (
     RESOLVE_MAX_TOKENS,
     FactDecision,
@@ -39,7 +40,9 @@ from gligabao.ai.prompts.resolve import (
 )
 from gligabao.ai.stages import level_for
 from gligabao.db import jobs as job_rows
+from gligabao.db import prepared as prepared_rows
 from gligabao.db.jobs import QueuedBehind
+from gligabao.db.prepared import WaitingText
 from gligabao.memory import fact_resolution
 from gligabao.memory.extraction import TextFact, TextGraph, extract, merge_extractions
 from gligabao.memory.fact_resolution import Candidates, judgement_from
@@ -52,6 +55,7 @@ from gligabao.memory.remember import (
     TextToRemember,
     Vectors,
     embed,
+    embedded_strings,
     extract_model,
     write_graph,
 )
@@ -75,6 +79,7 @@ class WindowText:
     request: TextToRemember
     call: CallContext
     prepared: PreparedText | None = None
+    extraction: Extraction | None = None
     graph: TextGraph | None = None
     vectors: Vectors | None = None
     failure: Exception | None = None
@@ -120,9 +125,12 @@ def remember_window(
     reasoning: Mapping[str, str],
     models: Mapping[str, str],
     deadline: float | None = None,
+    prepared_options: Mapping | None = None,
 ) -> list[int]:
     """Remember the window's texts (the job's own first); the ids of the artifacts stored. Raises
-    the first text's failure when its extraction fails, AlreadyStored when it is done already."""
+    the first text's failure when its extraction fails, AlreadyStored when it is done already.
+    `prepared_options`: what the texts behind a cut, extracted already, are kept as prepared with
+    (memory/prepare_ahead.py), so that their window does not extract them again."""
     report = current_report()
     counts: dict[str, int] = {}
     if report is not None:  # the job's monitoring event: every call and change of the window
@@ -137,6 +145,8 @@ def remember_window(
         judged = _judge(memory, ready, reasoning, models, now, deadline)
         stored = _store(memory, ready, judged, models, counts)
         counts["texts_stored"] = len(stored)
+        if prepared_options is not None:
+            _keep_extracted(memory, texts[len(ready) :], prepared_options)
         return stored
     finally:
         _save_inferences_left(memory, texts)
@@ -180,6 +190,7 @@ def _extract_one(
                 concurrency=1,
                 deadline=deadline,
             )
+        text.extraction = extractions[0]
         graph = merge_extractions(
             extractions, text.reference_time, name_max_chars=memory.limits.entity_name_max_chars
         )
@@ -388,6 +399,49 @@ def _reply_of(
             )
         )
     return Resolution(facts=facts)
+
+
+def _keep_extracted(memory: Memory, behind: Sequence[WindowText], options: Mapping) -> None:
+    """The texts behind a cut that were extracted and embedded, kept as prepared for their window;
+    a failure to keep them only costs their calls again."""
+    kept = [t for t in behind if t.failure is None and t.prepared is None and t.extraction is not None]
+    if not kept:
+        return
+    first = kept[0].request
+    try:
+        with memory.database.transaction(first.user_id, first.dataset) as uow:
+            for text in kept:
+                assert text.graph is not None and text.vectors is not None and text.extraction is not None
+                vector_of = {
+                    **dict(
+                        zip(
+                            (e.embedding_text for e in text.graph.entities),
+                            text.vectors.entities,
+                            strict=True,
+                        )
+                    ),
+                    **dict(
+                        zip((f.embedding_text for f in text.graph.facts), text.vectors.facts, strict=True)
+                    ),
+                }
+                embedded = embedded_strings(text.graph, [])
+                waiting = WaitingText(
+                    text.artifact_id,
+                    uow.dataset_id,
+                    text.request.text,
+                    text.request.session_id,
+                    text.reference_time,
+                )
+                prepared_rows.save(
+                    uow.conn,
+                    waiting,
+                    options,
+                    text.extraction.model_dump(mode="json"),
+                    embedded,
+                    [vector_of[s] for s in embedded],
+                )
+    except Exception as exc:
+        logger.warning("remember.window.not_kept", extra={"error_type": type(exc).__name__})
 
 
 def _save_inferences_left(memory: Memory, texts: Sequence[WindowText]) -> None:
