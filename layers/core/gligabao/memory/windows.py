@@ -15,7 +15,8 @@ time would store.
   earlier text's fact by the edge it became): the same judgement as one text at a time, when the
   model decides about a pair of facts the same way in both calls.
 - Failures: a text whose extraction fails ends the window before it (its own job runs it then,
-  with its retries; the texts behind it, extracted already, are kept as prepared for their window); any other failure fails the attempt, and the job's retry runs its text alone
+  with its retries; the texts behind it, extracted already, are kept as prepared for their
+  window); any other failure fails the attempt, and the job's retry runs its text alone
   (memory/async_remember.py), the texts behind it windowed again by their own jobs. A window stores
   all its texts or none, and a text already done (a redelivery) is never stored twice.
 """
