@@ -179,26 +179,40 @@ _FACT_LINE = re.compile(
 
 def resolution_reply(body: dict) -> dict:
     """Duplicates: same source and target with a synonymous relation. Contradictions: a new target
-    for a functional relation of the same source."""
+    for a functional relation of the same source. A window's call (several texts, memory/windows.py)
+    judges each new fact against the earlier new facts too, by the same rules."""
     prompt = prompt_of(body)
     stored = [_FACT_LINE.match(line) for line in _section(prompt, "stored_facts")]
     new = [_FACT_LINE.match(line) for line in _section(prompt, "new_facts")]
+    window = "contradicts_new" in str(body.get("system"))
     facts = []
-    for fact in new:
+    for position, fact in enumerate(new):
         decision = {"fact": int(fact["key"]), "duplicate_of": None, "contradicts": []}
-        for edge in stored:
-            same_ends = (edge["source"], edge["target"]) == (fact["source"], fact["target"])
-            if same_ends and frozenset({edge["relation"], fact["relation"]}) in SYNONYMS:
-                decision["duplicate_of"] = int(edge["key"])
-            elif (
-                edge["source"] == fact["source"]
-                and edge["relation"] == fact["relation"]
-                and fact["relation"] in FUNCTIONAL_RELATIONS
-                and edge["target"] != fact["target"]
-            ):
-                decision["contradicts"].append(int(edge["key"]))
+        duplicate_of, contradicts = _judged_against(fact, stored)
+        if duplicate_of is not None:
+            decision["duplicate_of"] = duplicate_of
+        decision["contradicts"] = contradicts
+        if window:
+            duplicate_of_new, contradicts_new = _judged_against(fact, new[:position])
+            decision.update(duplicate_of_new=duplicate_of_new, contradicts_new=contradicts_new)
         facts.append(decision)
     return {"facts": facts}
+
+
+def _judged_against(fact: re.Match, edges: list[re.Match]) -> tuple[int | None, list[int]]:
+    duplicate_of, contradicts = None, []
+    for edge in edges:
+        same_ends = (edge["source"], edge["target"]) == (fact["source"], fact["target"])
+        if same_ends and frozenset({edge["relation"], fact["relation"]}) in SYNONYMS:
+            duplicate_of = int(edge["key"])
+        elif (
+            edge["source"] == fact["source"]
+            and edge["relation"] == fact["relation"]
+            and fact["relation"] in FUNCTIONAL_RELATIONS
+            and edge["target"] != fact["target"]
+        ):
+            contradicts.append(int(edge["key"]))
+    return duplicate_of, contradicts
 
 
 def _section(prompt: str, tag: str) -> list[str]:

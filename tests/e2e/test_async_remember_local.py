@@ -117,7 +117,13 @@ def test_a_batch_over_http_extracts_and_embeds_each_text_once_and_stores_them_in
 
 
 def test_the_datasets_list_counts_the_texts_still_queued_and_those_failed(api, models, sqs_jobs):
+    from conftest import reconfigure
     from job_helpers import pump, pump_refused
+
+    from gligabao import bootstrap
+
+    # One text a job, so that the counts can be read between jobs (windows: test_bulk_windows.py).
+    reconfigure(limits=bootstrap.bundle().limits.model_copy(update={"bulk_window_texts": 1}))
 
     def counts() -> dict:
         [listed] = api.get("/v1/gb/datasets?user_id=u1").json["datasets"]

@@ -191,3 +191,23 @@ def test_an_asynchronous_remember_is_conformed_by_the_worker(api, db, models, lo
         {"Acme": "organization", "Alice": "person", "Paris": "place"},
         [("Alice", "lives_in", "Paris"), ("Alice", "works_for", "Acme")],
     )
+
+
+def test_a_batch_remembered_in_windows_is_conformed_as_a_text_alone(api, db, models, local_jobs):
+    fake_anthropic, _ = models
+    register(api, dataset="main")
+    fake_anthropic.queue(OUTSIDE)
+    fake_anthropic.queue(OUTSIDE)
+    texts = [
+        {"text": TEXT, "reference_time": "2026-01-01T00:00:00Z"},
+        {"text": TEXT + " Still.", "reference_time": "2026-01-02T00:00:00Z"},
+    ]
+
+    reply = api.post("/v1/gb/remember/batch", {"user_id": "u1", "dataset": "main", "texts": texts})
+
+    assert reply.status == 202, reply.json
+    assert local_jobs.wait_until_empty(30)
+    entities, edges = _stored(db)
+    assert entities == {"Acme": "organization", "Alice": "person", "Paris": "place"}
+    assert {e for e in edges} == {("Alice", "lives_in", "Paris"), ("Alice", "works_for", "Acme")}
+    assert len([m for m in fake_anthropic.messages if "<ontology>" in prompt_of(m)]) == 2  # both texts told

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fakes.anthropic_server import Reply
 from job_helpers import artifact_status, pump
 from remember_helpers import call_handler, remember_handler, rule_based_model, stage_of
@@ -37,6 +38,12 @@ def _with_limits(**update) -> None:
     from gligabao import bootstrap
 
     reconfigure(limits=bootstrap.bundle().limits.model_copy(update=update))
+
+
+@pytest.fixture(autouse=True)
+def one_text_at_a_time(sqs_jobs):
+    """Extracting ahead serves the texts a job remembers one at a time (windows: test_bulk_windows.py)."""
+    _with_limits(bulk_window_texts=1)
 
 
 def _extract_calls(fake_anthropic) -> int:

@@ -77,6 +77,7 @@ def test_a_done_job_ends_with_one_ok_event_with_its_counts_calls_tokens_and_cost
 
 
 def test_the_jobs_events_count_every_call_once_those_made_ahead_included(db, models, sqs_jobs, capsys):
+    _with_limits(bulk_window_texts=1)  # one text at a time, the texts behind extracted ahead
     texts = [
         {"text": f"Alice lives in {city}.", "reference_time": f"{2010 + i}-01-01T00:00:00Z"}
         for i, city in enumerate(["Paris", "Rome", "Oslo", "Lima"])

@@ -389,10 +389,14 @@ class _StoringTheFirstBatchThenRefusing(_RefusingTheSecondBatch):
 
 
 def test_a_text_stored_before_the_queue_refused_the_rest_of_its_request_is_forgotten(db, models, sqs_jobs):
+    from conftest import reconfigure
+
     from gligabao import bootstrap
     from gligabao.aws.job_queue import SqsJobQueue
     from gligabao.memory.datasets import list_datasets
 
+    # One text at a time: a window would store the texts queued after the refusal too (forgotten the same).
+    reconfigure(limits=bootstrap.bundle().limits.model_copy(update={"bulk_window_texts": 1}))
     _remember_async(ALICE)  # a text of another request, remembered before: it stays
     pump(sqs_jobs)
     stored: list = []

@@ -39,7 +39,7 @@ def test_version_is_the_packages(capsys):
     assert capsys.readouterr().out == f"gligabao {project['version']}\n"
 
 
-@pytest.mark.parametrize("command", ["serve", "mcp", "explore", "eval", "eval convert"])
+@pytest.mark.parametrize("command", ["serve", "mcp", "explore", "import", "eval", "eval convert"])
 def test_every_option_s_help_shows_its_default(command):
     parser = subcommands()[command]
     assert parser.formatter_class is DefaultsShown
@@ -64,7 +64,7 @@ def test_a_default_value_is_shown_as_it_is():
 
 
 def test_the_commands_that_call_the_api_word_their_authentication_one_way():
-    for command in ("mcp", "explore", "eval"):
+    for command in ("mcp", "explore", "import", "eval"):
         [auth] = [a for a in subcommands()[command]._actions if a.dest == "auth"]
         assert auth.help == AUTH_HELP, command
     assert AUTH_PRECEDENCE in AUTH_HELP

@@ -291,6 +291,18 @@ class Limits(BaseModel):
         le=10,
         description="queued short texts of a dataset a job extracts and embeds beside its own; 0: none",
     )
+    # A batch's short texts in one dataset are remembered a window at a time (memory/windows.py):
+    # extracted at once, judged by one resolve call, stored in one transaction. Measured with model
+    # calls of 1-3 s (docs/performance.md, bulk import): windows of 20 make 1.05 LLM calls per text
+    # and take 100 texts in 37.5-49.7 s with 20 calls at once (50: 1.02 calls, 23.2 s with 50), one
+    # text at a time 266-300 s; larger windows hold the dataset's lock longer and show the resolve
+    # call more at once. 1 remembers each text on its own, as a single async remember does.
+    bulk_window_texts: int = Field(
+        20,
+        ge=1,
+        le=100,
+        description="texts of a batch remembered together (one resolve call); 1: one at a time",
+    )
     async_max_attempts: int = Field(
         5, gt=0, description="attempts of a job; the queue's maxReceiveCount (AsyncMaxAttempts) must match"
     )

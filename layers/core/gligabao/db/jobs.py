@@ -118,3 +118,45 @@ def set_status(conn: psycopg.Connection, artifact_ids: Sequence[int], status: st
         "UPDATE gb_artifacts SET status = %s, error = %s WHERE id = ANY(%s) AND status <> 'done'",
         [status, error, list(artifact_ids)],
     )
+
+
+@dataclass(frozen=True)
+class QueuedBehind:
+    """A text artifact queued behind the one a job runs, as a window of texts reads it."""
+
+    id: int
+    text: str
+    session_id: str | None
+    reference_time: datetime
+    kind: str
+    status: str
+    chars: int
+    job_options: dict
+
+
+def queued_behind(conn: psycopg.Connection, artifact_id: int, count: int) -> list[QueuedBehind]:
+    """The next `count` artifacts of the artifact's dataset still to be run by a job, in the queue's
+    order (their ids'): the texts a window may take along (memory/windows.py)."""
+    rows = conn.execute(
+        """
+        SELECT a.id, a.text, a.session_id, a.reference_time, a.kind, a.status,
+               char_length(a.text) AS chars, a.job_options
+        FROM gb_artifacts h JOIN gb_artifacts a ON a.dataset_id = h.dataset_id
+        WHERE h.id = %(id)s AND a.id > %(id)s AND a.kind IN ('text', 'facts')
+          AND a.status IN ('pending', 'running')
+        ORDER BY a.id
+        LIMIT %(count)s
+        """,
+        {"id": artifact_id, "count": count},
+    ).fetchall()
+    return [QueuedBehind(**row) for row in rows]
+
+
+def still_pending(conn: psycopg.Connection, artifact_ids: Sequence[int]) -> set[int]:
+    """Those of the artifacts a job may still fill: not done, not cancelled, not forgotten."""
+    rows = conn.execute(
+        "SELECT id FROM gb_artifacts a WHERE id = ANY(%(ids)s) AND status <> 'done' AND "
+        + NOT_CANCELLED.format(a="a."),
+        {"ids": list(artifact_ids), "not_queued": NOT_QUEUED},
+    ).fetchall()
+    return {row["id"] for row in rows}

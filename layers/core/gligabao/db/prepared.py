@@ -38,18 +38,24 @@ class PreparedRow:
 
 
 def texts_to_prepare(
-    conn: psycopg.Connection, artifact_id: int, count: int, max_chars: int, job_options: Mapping
+    conn: psycopg.Connection,
+    artifact_id: int,
+    count: int,
+    max_chars: int,
+    job_options: Mapping,
+    after: int = 0,
 ) -> list[WaitingText]:
     """The next `count` pending texts of the artifact's dataset (in the queue's order, which is
     their ids') of at most `max_chars` characters, queued with `job_options` (the running job's:
     only such a job can use what it prepares), none prepared; [] while the dataset has texts
-    prepared already, so that texts are prepared a window at a time."""
+    prepared already, so that texts are prepared a window at a time. `after`: only texts queued
+    behind this artifact (a window of texts prepares those behind its last one)."""
     rows = conn.execute(
         """
         WITH running AS (SELECT dataset_id FROM gb_artifacts WHERE id = %(id)s)
         SELECT a.id AS artifact_id, a.dataset_id, a.text, a.session_id, a.reference_time
         FROM running r JOIN gb_artifacts a ON a.dataset_id = r.dataset_id AND a.status = 'pending'
-        WHERE a.id <> %(id)s AND a.kind = 'text' AND char_length(a.text) <= %(max_chars)s
+        WHERE a.id <> %(id)s AND a.id > %(after)s AND a.kind = 'text' AND char_length(a.text) <= %(max_chars)s
           AND a.job_options = %(job_options)s
           AND NOT EXISTS (SELECT 1 FROM gb_prepared_texts p WHERE p.artifact_id = a.id)
           AND NOT EXISTS (SELECT 1 FROM gb_prepared_texts p
@@ -64,6 +70,7 @@ def texts_to_prepare(
             "max_chars": max_chars,
             "job_options": Jsonb(dict(job_options)),
             "stale": STALE_AFTER_SECONDS,
+            "after": after,
         },
     ).fetchall()
     return [WaitingText(**row) for row in rows]

@@ -1,5 +1,5 @@
 """The `gligabao` command: serve (the local API), migrate, openapi, mcp (the MCP server), eval,
-explore (the memory explorer)."""
+explore (the memory explorer), import (a history of texts, client/bulk_import.py)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         "openapi": _openapi,
         "mcp": _mcp,
         "explore": explore,
+        "import": _import,
     }
     return commands_run[args.command](args)
 
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("migrate", help="apply the database schema (idempotent)")
     commands.add_parser("openapi", help="print the OpenAPI document of the API")
     _add_mcp_parser(commands)
+    _add_import_parser(commands)
     add_explore_command(commands)
     commands.add_parser(
         "eval",
@@ -111,6 +113,61 @@ def _add_serve_parser(commands) -> None:
         help="worker processes per function, each a warm Lambda container keeping its database "
         "connection; 0: every function in the server's own process, one request at a time",
     )
+
+
+def _add_import_parser(commands) -> None:
+    history = commands.add_parser(
+        "import",
+        help="remember a history of texts (JSON lines: text, reference_time, session_id, metadata) in "
+        "batches, oldest first; resumes where a run stopped (FILE.import.json beside it)",
+        formatter_class=DefaultsShown,
+    )
+    history.add_argument("file", type=Path, help="the JSON lines file")
+    add_api_arguments(history, api_default="http://127.0.0.1:7878")
+    history.add_argument(
+        "--user-id", default=None, help="whose memory; with jwt, the token's subject (default: GB_USER_ID)"
+    )
+    history.add_argument("--dataset", default=None, help="the dataset (default: GB_DATASET, else main)")
+    history.add_argument("--batch-size", type=_batch_size, default=100, help="texts a request (1 to 100)")
+    history.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="end once all is sent, without waiting for the texts to be done",
+    )
+
+
+def _batch_size(value: str) -> int:
+    size = int(value)
+    if not 1 <= size <= 100:
+        raise argparse.ArgumentTypeError("from 1 to 100")
+    return size
+
+
+def _import(args) -> int:
+    from gligabao.client.bulk_import import STATE_SUFFIX, CannotImport, import_history, summary
+    from gligabao.client.errors import GligabaoError
+    from gligabao.client.options import OptionError
+    from gligabao.settings import InvalidConfiguration
+
+    if not args.file.is_file():
+        print(f"gligabao import: no such file: {args.file}", file=sys.stderr)
+        return 2
+    try:
+        memory = client_options(args).memory()
+    except (InvalidConfiguration, OptionError) as error:
+        print(f"gligabao import: {error}", file=sys.stderr)
+        return 2
+    with memory:
+        try:
+            report = import_history(memory, args.file, batch_size=args.batch_size, wait=not args.no_wait)
+        except CannotImport as error:
+            print(f"gligabao import: {error}", file=sys.stderr)
+            return 2
+        except GligabaoError as error:  # what was sent before is kept in the state file: run again
+            print(f"gligabao import: stopped: {error}; run it again to send the rest", file=sys.stderr)
+            return 1
+    print(summary(report, args.file.with_name(args.file.name + STATE_SUFFIX)))
+    return 1 if report.failed or report.skipped else 0
 
 
 def _add_mcp_parser(commands) -> None:

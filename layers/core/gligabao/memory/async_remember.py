@@ -21,16 +21,21 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 
+import psycopg
+
 from gligabao.db import datasets as dataset_rows
 from gligabao.db import forget as forget_rows
 from gligabao.db import jobs as job_rows
 from gligabao.db import prepared as prepared_rows
+from gligabao.db.jobs import ClaimedArtifact, QueuedBehind
 from gligabao.errors import GbError, failure_reason
-from gligabao.memory import prepare_ahead
+from gligabao.memory import prepare_ahead, windows
 from gligabao.memory.facts import facts_request, remember_facts
 from gligabao.memory.ports import JobQueue, Memory
-from gligabao.memory.remember import AlreadyStored, TextToRemember, remember_text
+from gligabao.memory.remember import AlreadyStored, PreparedText, TextToRemember, remember_text
 from gligabao.memory.remember_job import RememberJob
+from gligabao.memory.windows import WindowText
+from gligabao.observability.inferences import CallContext
 
 # After its deadline, how long a last attempt is still taken for running (db/jobs.py, JOB_STATUS).
 LAST_ATTEMPT_MARGIN_S = 60.0
@@ -154,7 +159,12 @@ def run(
         if claimed is None:
             return Outcome.SKIPPED
         prepared = prepare_ahead.usable(memory, prepared_rows.take(uow.conn, claimed.id), job)
-        ahead = prepare_ahead.texts_to_prepare(memory, uow.conn, job)
+        along = _texts_along(memory, uow.conn, job, claimed, attempt)
+        prepared_along = {
+            text.id: prepare_ahead.usable(memory, prepared_rows.take(uow.conn, text.id), job)
+            for text in along
+        }
+        ahead = prepare_ahead.texts_to_prepare(memory, uow.conn, job, window=[t.id for t in along])
     request = TextToRemember(
         user_id=job.user_id,
         dataset=claimed.dataset,
@@ -167,7 +177,23 @@ def run(
     )
     with prepare_ahead.preparing(memory, ahead, job, request_id=request_id, deadline=deadline):
         try:
-            if claimed.kind == "facts":
+            if along:
+                window = [
+                    WindowText(claimed.id, request, _call_of(job, request, request_id), prepared),
+                    *(
+                        _window_text(job, request, text, prepared_along[text.id], request_id)
+                        for text in along
+                    ),
+                ]
+                windows.remember_window(
+                    memory,
+                    window,
+                    reasoning=job.reasoning,
+                    models=job.models,
+                    deadline=deadline,
+                    prepared_options=prepare_ahead.prepared_options(memory, job),
+                )
+            elif claimed.kind == "facts":
                 remember_facts(
                     memory,
                     facts_request(request),
@@ -197,6 +223,41 @@ def run(
             _mark(memory, job, "pending", f"attempt {attempt} of {max_attempts} failed: {error}; retrying")
             raise RetryLater(error, status, attempt) from exc
     return Outcome.DONE
+
+
+def _texts_along(
+    memory: Memory, conn: psycopg.Connection, job: RememberJob, claimed: ClaimedArtifact, attempt: int
+) -> list[QueuedBehind]:
+    """The texts queued behind a job's that it remembers with its own (memory/windows.py): on a
+    first attempt of a short text, not an eval job's (whose trajectory is one text's); a retry runs
+    its text alone (the window split), and a single text stays alone."""
+    limits = memory.limits
+    short = claimed.kind == "text" and len(claimed.text) <= limits.chunking_threshold_chars
+    if limits.bulk_window_texts < 2 or job.eval or attempt > 1 or not short:
+        return []
+    return windows.texts_along(
+        job_rows.queued_behind(conn, claimed.id, limits.bulk_window_texts - 1),
+        window=limits.bulk_window_texts,
+        max_chars=limits.chunking_threshold_chars,
+        job_options=job.options(),
+    )
+
+
+def _call_of(job: RememberJob, request: TextToRemember, request_id: str | None) -> CallContext:
+    return CallContext(
+        user_id=job.user_id, type="remember", session_id=request.session_id, request_id=request_id
+    )
+
+
+def _window_text(
+    job: RememberJob,
+    first: TextToRemember,
+    text: QueuedBehind,
+    prepared: PreparedText | None,
+    request_id: str | None,
+) -> WindowText:
+    request = replace(first, text=text.text, session_id=text.session_id, reference_time=text.reference_time)
+    return WindowText(text.id, request, _call_of(job, request, request_id), prepared)
 
 
 def _ends_in(deadline: float | None) -> float | None:

@@ -56,11 +56,15 @@ def find_candidates(
     entity_vectors: Sequence[Sequence[float]],
     fact_vectors: Sequence[Sequence[float]],
     limits: Limits,
+    *,
+    restated_too: bool = False,
 ) -> Callable[[], Candidates]:
     """The facts the resolve stage must judge and the live edges to judge them against (reads
     only). Two round trips: the known entities with the live edges the facts restate, then the
     candidates, whose statement is only sent: the returned function reads them, after the
-    transaction's end in pipeline mode (so that they share the round trip of its COMMIT)."""
+    transaction's end in pipeline mode (so that they share the round trip of its COMMIT).
+    `restated_too`: every fact is judged, restatement or not, against every candidate (a window
+    of texts: what restates a live edge now may not when its text's turn comes)."""
     position = {}
     for index, entity in enumerate(graph.entities):
         position.setdefault(entity.normalized_name, index)
@@ -87,7 +91,7 @@ def find_candidates(
         for index, f in enumerate(graph.facts)
         if f.source.normalized_name in known and f.target.normalized_name in known
     }
-    restated = {index: edge for index, edge in _restatements(graph.facts, triples, live).items()}
+    restated = {} if restated_too else _restatements(graph.facts, triples, live)
     new_facts = [index for index in range(len(graph.facts)) if index not in restated]
     if not new_facts:
         return lambda: Candidates([], [])
@@ -182,6 +186,7 @@ class StatedEdge:
 class FactsStored:
     stated: list[StatedEdge]
     superseded: list[EndedEdge]
+    edge_of_fact: list[int] = field(default_factory=list)  # the edge each fact of the text is, by index
 
 
 def store_facts(
@@ -242,7 +247,9 @@ def store_facts(
             edge = replace(inserted[triple], source=names[triple[0]], target=names[triple[1]], created=True)
             stated.append(StatedEdge(edge, pieces))
     superseded = sorted((edge for edge in ended.values() if edge.expired_at is not None), key=lambda e: e.id)
-    return FactsStored(_merge_restated_twice(stated), superseded)
+    triple_of = {index: triple for triple, members in groups.items() for index in members}
+    edge_of_fact = [stated_edge_ids[triple_of[index]] for index in range(len(graph.facts))]
+    return FactsStored(_merge_restated_twice(stated), superseded, edge_of_fact)
 
 
 def _insert_new_edges(

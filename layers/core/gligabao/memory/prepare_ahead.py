@@ -75,13 +75,28 @@ def _options(memory: Memory, job: RememberJob) -> dict:
     }
 
 
-def texts_to_prepare(memory: Memory, conn: psycopg.Connection, job: RememberJob) -> list[WaitingText]:
-    """In the transaction that claimed the job: the texts it prepares ahead (often none)."""
-    count = memory.limits.async_prepare_ahead
+def prepared_options(memory: Memory, job: RememberJob) -> dict:
+    """What a text prepared for `job`'s dataset is kept with (`_options`): a window keeps the texts
+    it extracted and could not store (memory/windows.py) as prepared, with these."""
+    return _options(memory, job)
+
+
+def texts_to_prepare(
+    memory: Memory, conn: psycopg.Connection, job: RememberJob, *, window: Sequence[int] = ()
+) -> list[WaitingText]:
+    """In the transaction that claimed the job: the texts it prepares ahead (often none). A window
+    of texts (`window`: the ids of the texts it takes along, memory/windows.py) prepares the next
+    window, the texts queued behind its last."""
+    count = len(window) + 1 if window else memory.limits.async_prepare_ahead
     if count == 0 or job.eval:
         return []
     return prepared_rows.texts_to_prepare(
-        conn, job.artifact_id, count, memory.limits.chunking_threshold_chars, job.options()
+        conn,
+        job.artifact_id,
+        count,
+        memory.limits.chunking_threshold_chars,
+        job.options(),
+        after=max(window, default=0),
     )
 
 
@@ -135,7 +150,9 @@ def preparing(
         )
         for text in texts
     ]
-    pool = ThreadPoolExecutor(max_workers=len(texts), thread_name_prefix="prepare-ahead")
+    # At most extract_concurrency texts at once: the provider's rate limits.
+    workers = min(len(texts), memory.limits.extract_concurrency)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prepare-ahead")
     for preparation in preparations:
         pool.submit(_prepare, memory, preparation, job.reasoning, job.models, _prepare_deadline(deadline))
     try:

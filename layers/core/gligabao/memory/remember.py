@@ -69,6 +69,7 @@ class Remembered:
     repeated: bool = False  # an image the dataset held: answered from its first remember
     trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
     ontology: OntologyCounts | None = None  # what the dataset's ontology mapped and dropped
+    fact_edge_ids: tuple[int, ...] = ()  # the edge each fact of the text's graph is (memory/windows.py)
 
 
 @dataclass(frozen=True)
@@ -428,6 +429,7 @@ def write_graph(
         user_id=request.user_id,
         valid_at=reference_time,
         created_at=created_at,
+        fact_edge_ids=tuple(facts.edge_of_fact),
     )
 
 

@@ -90,3 +90,67 @@ def _fact_text(fact: FactLine) -> str:
     if fact.invalid_at is not None:
         times.append(f"until {rfc3339(fact.invalid_at)}")
     return text + (f" ({', '.join(times)})" if times else "")
+
+
+# --- a window of texts (bulk import): the new facts of several texts, in the order they were said
+
+
+class WindowFactDecision(FactDecision):
+    duplicate_of_new: int | None = Field(
+        default=None, description="number of the earlier new fact it repeats"
+    )
+    contradicts_new: Annotated[list[int], BeforeValidator(lambda v: [] if v is None else v)] = Field(
+        default_factory=list, description="numbers of the earlier new facts it makes no longer true"
+    )
+
+
+class WindowResolution(BaseModel):
+    facts: Annotated[list[WindowFactDecision], BeforeValidator(lambda v: [] if v is None else v)] = Field(
+        default_factory=list
+    )
+
+
+@dataclass(frozen=True)
+class SaidFact:
+    """A new fact of a window, with when its text was said."""
+
+    fact: FactLine
+    said_at: datetime
+
+
+WINDOW_RESOLVE_SYSTEM = """You keep a knowledge graph consistent. You get facts already stored in it (each with
+its id) and new facts just extracted from several texts (each with its number), in the order the
+texts were said: a new fact with a higher number was said at the same time or later. For each new
+fact decide:
+
+- duplicate_of: the id of the stored fact that says the same thing (same entities, same meaning,
+  maybe in other words), or null; duplicate_of_new: the number of an EARLIER new fact that says the
+  same thing, or null.
+- contradicts: the ids of the stored facts that cannot still be true if the new fact is true (Alice
+  lives in Lyon contradicts Alice lives in Paris; Alice works at Globex does not contradict Alice
+  works at Acme unless the text implies she left Acme); contradicts_new: the numbers of the EARLIER
+  new facts it makes no longer true in the same way. A fact is never contradicted by its duplicate.
+  [] when there are none.
+
+Judge each new fact as if the earlier new facts were stored already; never point to a later new
+fact. Use only the ids listed in <stored_facts> and the numbers in <new_facts>. Answer with only a
+JSON object, no prose:
+{"facts": [{"fact": 0, "duplicate_of": 12, "contradicts": [], "duplicate_of_new": null, "contradicts_new": []},
+ {"fact": 1, "duplicate_of": null, "contradicts": [7], "duplicate_of_new": null, "contradicts_new": [0]}]}
+New facts with neither a duplicate nor a contradiction may be left out."""
+
+
+def window_resolve_prompt(
+    new_facts: Sequence[SaidFact], stored_facts: Sequence[FactLine], *, current_time: datetime
+) -> tuple[str, str]:
+    """(system, content) of a window's resolve call: its new facts in the order said."""
+    lines = [
+        f"<current_time>{rfc3339(current_time)}</current_time>",
+        "<stored_facts>",
+        *(f"[id {fact.key}] {_fact_text(fact)}" for fact in stored_facts),
+        "</stored_facts>",
+        "<new_facts>",
+        *(f"[{said.fact.key}] {_fact_text(said.fact)} [said {rfc3339(said.said_at)}]" for said in new_facts),
+        "</new_facts>",
+    ]
+    return WINDOW_RESOLVE_SYSTEM, "\n".join(lines)
