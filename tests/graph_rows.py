@@ -179,5 +179,8 @@ def fill_every_table(conn: psycopg.Connection, rows: int = 60) -> None:
         """INSERT INTO gb_idempotency_records (user_id, key, status, payload_hash, expires_at)
            SELECT 'u1', 'key ' || i, 'COMPLETED', 'hash', now() + interval '1 hour'
            FROM generate_series(1, %(rows)s) AS i""",
+        """INSERT INTO gb_ontologies (user_id, name, format, document, sha256, parsed, out_of_ontology)
+           SELECT 'u1', 'ontology-' || i, 'json', '{}', md5(i::text), '{}', 'map'
+           FROM generate_series(1, %(rows)s) AS i""",
     ):
         conn.execute(statement, values)

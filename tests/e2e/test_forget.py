@@ -287,8 +287,10 @@ def test_a_chunk_is_forgotten_with_its_text_409_otherwise(api, db, models):
     assert graph_counts(db) == before
 
 
-@pytest.mark.parametrize("method", ["PUT", "POST", "PATCH"])
-@pytest.mark.parametrize("kind", ["entities", "edges"])
+@pytest.mark.parametrize(
+    ("method", "kind"),
+    [("PUT", "entities"), ("POST", "entities"), ("PATCH", "entities"), ("PUT", "edges"), ("POST", "edges")],
+)  # PATCH of an edge is its correction (test_edge_corrections.py)
 def test_other_methods_on_entities_and_edges_are_405(api, db, method, kind):
     reply = api.request(method, f"/v1/gb/{kind}/1?user_id=u1")
 

@@ -103,7 +103,8 @@ def test_another_user_cannot_correct_the_fact(memory, db, works_at):
 def test_an_erasure_in_another_user_s_transaction_deletes_nothing(memory, db):
     fill_every_table(db, rows=3)  # u1's rows in every table
     before = {
-        table: count_rows(db, table) for table in ("gb_datasets", "gb_inferences", "gb_idempotency_records")
+        table: count_rows(db, table)
+        for table in ("gb_datasets", "gb_inferences", "gb_idempotency_records", "gb_ontologies")
     }
 
     with memory.database.transaction("u2") as uow:  # row-level security: u2 sees none of u1's rows
@@ -113,7 +114,7 @@ def test_an_erasure_in_another_user_s_transaction_deletes_nothing(memory, db):
     assert {table: count_rows(db, table) for table in before} == before
 
     assert erase_user(memory, "u1") == erasure_rows.ErasedRows(
-        datasets=1, inferences=3, idempotency_records=3, ontologies=0
+        datasets=1, inferences=3, idempotency_records=3, ontologies=3
     )
     assert count_rows(db, "gb_edges") == 0 and count_rows(db, "gb_entities") == 0
 

@@ -71,10 +71,11 @@ def test_at_most_two_llm_calls_and_one_embeddings_request_per_text(db, models):
     assert [f["embedding_requests"] for f in figures] == [1, 1, 1]
 
 
-def test_a_remember_costs_at_most_8_sql_round_trips_whatever_the_facts(db, models):
+def test_a_remember_costs_at_most_9_sql_round_trips_whatever_the_facts(db, models):
+    # 8, and since ontologies 1 more: the dataset's ontology, read before extraction.
     figures = run(*models, facts=50) + run(*models, facts=1)
 
-    assert max(f["round_trips"] for f in figures) <= 8, figures
+    assert max(f["round_trips"] for f in figures) <= 9, figures
 
 
 def _facts(people: int, place: str) -> FactsToRemember:

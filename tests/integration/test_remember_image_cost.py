@@ -63,4 +63,6 @@ def test_an_image_costs_one_vision_call_and_the_texts_round_trips_plus_its_own(d
     )
 
     assert repeat.repeated and (repeat_stages, repeat_embeddings) == ([], 0)
-    assert repeat_trips == 5  # BEGIN, the image, its entities, its facts, COMMIT
+    # The dataset's ontology (read before the vision call), then BEGIN, the image, its entities,
+    # its facts, COMMIT.
+    assert repeat_trips == 6

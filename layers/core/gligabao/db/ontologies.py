@@ -105,6 +105,12 @@ def detach(conn: psycopg.Connection, user_id: str, dataset: str) -> bool:
 
 def of_dataset(conn: psycopg.Connection, user_id: str, dataset: str) -> dict | None:
     """The ontology attached to the user's dataset (name, parsed form, setting); None without one."""
+    return of_dataset_unread(conn, user_id, dataset).fetchone()
+
+
+def of_dataset_unread(conn: psycopg.Connection, user_id: str, dataset: str) -> psycopg.Cursor:
+    """`of_dataset`'s statement, its row not read yet: in a pipelined transaction, read after the
+    block, it shares the round trip of BEGIN and COMMIT."""
     return conn.execute(
         """
         SELECT o.name, o.parsed, o.out_of_ontology
@@ -112,7 +118,7 @@ def of_dataset(conn: psycopg.Connection, user_id: str, dataset: str) -> dict | N
         WHERE d.user_id = %s AND d.name = %s
         """,
         [user_id, dataset],
-    ).fetchone()
+    )
 
 
 def dataset_exists(conn: psycopg.Connection, user_id: str, dataset: str) -> bool:

@@ -169,8 +169,10 @@ def remember_text(
 
 def dataset_ontology(memory: Memory, user_id: str, dataset: str) -> Ontology | None:
     """The ontology attached to the dataset (None without one, or without the dataset yet)."""
-    with memory.database.transaction(user_id) as uow:
-        row = ontology_rows.of_dataset(uow.conn, user_id, dataset)
+    # One round trip (BEGIN, the SELECT and COMMIT pipelined), the price of every remember's ontology.
+    with memory.database.transaction(user_id, pipeline=True) as uow:
+        unread = ontology_rows.of_dataset_unread(uow.conn, user_id, dataset)
+    row = unread.fetchone()
     return Ontology.from_json(row["name"], row["parsed"], row["out_of_ontology"]) if row else None
 
 
