@@ -24,6 +24,7 @@ OPERATIONS = {
     "POST /v1/gb/eval/remember",
     "POST /v1/gb/query",
     "POST /v1/gb/eval/query",
+    "POST /v1/gb/search",
 }
 
 

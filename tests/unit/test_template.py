@@ -172,6 +172,7 @@ def test_routes_are_plainly_readable(template):
     assert routes[("DELETE", "/v1/gb/artifacts/{id}")].startswith("functions/forget")
     assert routes[("GET", "/v1/gb/entities/{id}")].startswith("functions/sessions")
     assert routes[("DELETE", "/v1/gb/entities/{id}")].startswith("functions/forget")
+    assert routes[("ANY", "/v1/gb/search")].startswith("functions/query")
     assert routes[("ANY", "$default")].startswith("functions/system")
     assert routes[("ANY", "/v1/gb/remember")].startswith("functions/remember")
     assert routes[("ANY", "/v1/gb/remember/batch")].startswith("functions/remember")

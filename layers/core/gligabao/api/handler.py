@@ -64,11 +64,11 @@ BODY_LIMITS: dict[str, Callable[[Limits, dict], int]] = {
 
 
 def create_handler(
-    router: APIGatewayHttpRouter, *, operation: str | None = None, idempotent: bool = False
+    *routers: APIGatewayHttpRouter, operation: str | None = None, idempotent: bool = False
 ) -> LambdaHandler:
-    """The handler of one function serving `router`; `operation` names its monitoring events;
+    """The handler of one function serving `routers`; `operation` names its monitoring events;
     `idempotent`: a request with an Idempotency-Key runs once (api/idempotency.py)."""
-    app = create_app(router, methods_elsewhere=_methods_elsewhere)
+    app = create_app(*routers, methods_elsewhere=_methods_elsewhere)
     resolve = _resolver(app)
     if idempotent:
         resolve = once_per_idempotency_key(resolve, operation or "request")

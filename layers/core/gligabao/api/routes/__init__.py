@@ -6,13 +6,24 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 
 def all_routers() -> list[APIGatewayHttpRouter]:
-    from gligabao.api.routes import datasets, forget, graph, query, remember, sessions, system, trajectories
+    from gligabao.api.routes import (
+        datasets,
+        forget,
+        graph,
+        query,
+        remember,
+        search,
+        sessions,
+        system,
+        trajectories,
+    )
 
     return [
         system.router,
         datasets.router,
         remember.router,
         query.router,
+        search.router,
         graph.router,
         sessions.router,
         forget.router,

@@ -1,0 +1,162 @@
+"""The context statement of a filtered search (POST /v1/gb/search): the same builders as query's
+(db/graph_reads.py), with the filters inside every path that finds a row, in the same one statement.
+
+* **Facts** (the edge index, the similar facts, the expansion, the second hop) must satisfy every
+  filter given: their relation, their validity overlapping the valid-time window (a fact without
+  `valid_at` is in no window), their creation in the created-time window, a session among the
+  given ones (gb_edge_sessions), an artifact holding the metadata (the one that first stated it
+  or any that restated it), an end of one of the entity types; live ones only unless
+  `include_expired`.
+* **Seeds** (keyword, similarity and fallback ones): an entity type, a session
+  (gb_entity_sessions), an artifact holding the metadata (gb_entity_artifacts), created in the
+  window. The ends of a kept fact come with it, whatever their own.
+* **Passages**: a chunk of a session among the given ones, holding the metadata (a chunk has its
+  text's), created in the window. Entity types, relations and the valid-time window are the
+  graph's: a filter naming one of them keeps no passage.
+
+Every condition is written once, its parameter null when the filter is not given: one statement
+text for every combination (a prepared statement, and far below RDS Proxy's pinning size).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from gligabao.db.graph_reads import (
+    CONTEXT_SELECT,
+    VECTOR_INDEXES,
+    FactFilter,
+    context_parameters,
+    expansion_ctes,
+    passages_ctes,
+    seeds_ctes,
+    similar_facts_ctes,
+    similarity_search,
+    with_ctes,
+)
+from gligabao.limits import Limits
+
+
+@dataclass(frozen=True)
+class RetrievalFilters:
+    """What a search may return; None (or empty) where a filter is not given."""
+
+    entity_types: tuple[str, ...] = ()
+    relations: tuple[str, ...] = ()
+    session_ids: tuple[str, ...] = ()
+    metadata: dict | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+    include_expired: bool = False
+
+    @property
+    def graph_only(self) -> bool:
+        """A filter passages cannot satisfy (they have no type, relation or validity)."""
+        return bool(self.entity_types or self.relations or self.valid_from or self.valid_to)
+
+    def parameters(self) -> dict[str, object]:
+        return {
+            "f_types": list(self.entity_types) or None,
+            "f_relations": list(self.relations) or None,
+            "f_sessions": list(self.session_ids) or None,
+            "f_metadata": Jsonb(self.metadata) if self.metadata else None,
+            "f_valid_from": self.valid_from,
+            "f_valid_to": self.valid_to,
+            "f_created_from": self.created_from,
+            "f_created_to": self.created_to,
+            "f_include_expired": self.include_expired,
+            "f_graph_only": self.graph_only,
+        }
+
+
+_IN_CREATED_WINDOW = """(%(f_created_from)s::timestamptz IS NULL OR {x}.created_at >= %(f_created_from)s::timestamptz)
+             AND (%(f_created_to)s::timestamptz IS NULL OR {x}.created_at < %(f_created_to)s::timestamptz)"""
+
+# On the edge `fe`, looked up by the id the path found ({g}id): gb_nearest_edges gives few columns.
+FILTERED_FACTS = FactFilter(
+    "({g}expired_at IS NULL OR %(f_include_expired)s::boolean) AND EXISTS (SELECT 1 FROM gb_edges AS fe WHERE fe.id = {g}id"
+    """
+             AND (%(f_relations)s::text[] IS NULL OR fe.relation = ANY (%(f_relations)s::text[]))
+             AND ((%(f_valid_from)s::timestamptz IS NULL AND %(f_valid_to)s::timestamptz IS NULL)
+                  OR (fe.valid_at IS NOT NULL
+                      AND (%(f_valid_to)s::timestamptz IS NULL OR fe.valid_at < %(f_valid_to)s::timestamptz)
+                      AND (%(f_valid_from)s::timestamptz IS NULL OR fe.invalid_at IS NULL
+                           OR fe.invalid_at > %(f_valid_from)s::timestamptz)))
+             AND """
+    + _IN_CREATED_WINDOW.replace("{x}", "fe")
+    + """
+             AND (%(f_sessions)s::text[] IS NULL
+                  OR EXISTS (SELECT 1 FROM gb_edge_sessions AS fs
+                             WHERE fs.edge_id = fe.id AND fs.session_id = ANY (%(f_sessions)s::text[])))
+             AND (%(f_metadata)s::jsonb IS NULL
+                  OR EXISTS (SELECT 1 FROM gb_artifacts AS fa
+                             WHERE fa.metadata @> %(f_metadata)s::jsonb
+                               AND (fa.id = fe.artifact_id
+                                    OR fa.id IN (SELECT fl.artifact_id FROM gb_edge_artifacts AS fl
+                                                 WHERE fl.edge_id = fe.id))))
+             AND (%(f_types)s::text[] IS NULL
+                  OR EXISTS (SELECT 1 FROM gb_entities AS ft
+                             WHERE ft.id IN (fe.source_id, fe.target_id) AND ft.type = ANY (%(f_types)s::text[]))))"""
+)
+
+# On the seed entity `e`.
+FILTERED_SEEDS = (
+    """(%(f_types)s::text[] IS NULL OR e.type = ANY (%(f_types)s::text[]))
+             AND """
+    + _IN_CREATED_WINDOW.replace("{x}", "e")
+    + """
+             AND (%(f_sessions)s::text[] IS NULL
+                  OR EXISTS (SELECT 1 FROM gb_entity_sessions AS fs
+                             WHERE fs.entity_id = e.id AND fs.session_id = ANY (%(f_sessions)s::text[])))
+             AND (%(f_metadata)s::jsonb IS NULL
+                  OR EXISTS (SELECT 1 FROM gb_entity_artifacts AS fl JOIN gb_artifacts AS fa ON fa.id = fl.artifact_id
+                             WHERE fl.entity_id = e.id AND fa.metadata @> %(f_metadata)s::jsonb))"""
+)
+
+# On the chunk `a`.
+FILTERED_CHUNKS = (
+    """NOT %(f_graph_only)s::boolean
+             AND """
+    + _IN_CREATED_WINDOW.replace("{x}", "a")
+    + """
+             AND (%(f_sessions)s::text[] IS NULL OR a.session_id = ANY (%(f_sessions)s::text[]))
+             AND (%(f_metadata)s::jsonb IS NULL OR a.metadata @> %(f_metadata)s::jsonb)"""
+)
+
+FILTERED_CONTEXT_SQL = with_ctes(
+    [
+        *(similarity_search(index, FILTERED_FACTS) for index in VECTOR_INDEXES),
+        similar_facts_ctes(FILTERED_FACTS),
+        seeds_ctes(FILTERED_SEEDS),
+        expansion_ctes(FILTERED_FACTS),
+        passages_ctes(FILTERED_CHUNKS),
+    ],
+    CONTEXT_SELECT,
+)
+
+
+def send_filtered_context_rows(
+    conn: psycopg.Connection,
+    *,
+    dataset_id: int,
+    vector: list[float],
+    keyword_seeds: list[int],
+    limits: Limits,
+    filters: RetrievalFilters,
+) -> psycopg.Cursor:
+    """graph_reads.send_context_rows with `filters` in every path: the same rows, bands and order."""
+    return conn.execute(
+        FILTERED_CONTEXT_SQL,
+        {
+            **context_parameters(
+                dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits
+            ),
+            **filters.parameters(),
+        },
+    )
