@@ -2,7 +2,8 @@
 
 from gligabao.ai.snapstart import reseed_random_after_restore
 from gligabao.api.handler import create_handler
+from gligabao.api.routes.edges import router as edges_router
 from gligabao.api.routes.sessions import router
 
-handler = create_handler(router)
+handler = create_handler(router, edges_router)
 reseed_random_after_restore()

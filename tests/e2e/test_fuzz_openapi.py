@@ -25,6 +25,8 @@ OPERATIONS = {
     "POST /v1/gb/query",
     "POST /v1/gb/eval/query",
     "POST /v1/gb/search",
+    "GET /v1/gb/edges",
+    "GET /v1/gb/edges/{edge_id}",
 }
 
 

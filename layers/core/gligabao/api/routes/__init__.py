@@ -8,6 +8,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 def all_routers() -> list[APIGatewayHttpRouter]:
     from gligabao.api.routes import (
         datasets,
+        edges,
         forget,
         graph,
         query,
@@ -26,6 +27,7 @@ def all_routers() -> list[APIGatewayHttpRouter]:
         search.router,
         graph.router,
         sessions.router,
+        edges.router,
         forget.router,
         trajectories.router,
     ]
