@@ -238,3 +238,32 @@ def test_a_body_that_is_not_json_is_a_400(api, alices_graph):
     )
 
     assert reply.status == 400
+
+
+# --- the same filters on query ---------------------------------------------------------------------
+
+
+def test_query_takes_the_same_filters_metadata_included(api, alices_graph):
+    def context_relations(**fields) -> list[str]:
+        reply = api.post(
+            "/v1/gb/query",
+            {"user_id": "u1", "query": "Where does Alice live and work?", "answer": False, **fields},
+        )
+        assert reply.status == 200, reply.json
+        return sorted(edge["relation"] for edge in reply.json["edges"])
+
+    assert context_relations() == ["knows", "lives_in", "works_at"]
+    assert context_relations(filters={"metadata": {"source": "chat"}}) == ["knows"]
+    assert context_relations(filters={"session_ids": ["a"], "relations": ["lives_in"]}) == ["lives_in"]
+    # in July 2024 Alice lived in Paris and knew Bob (Acme had ended): the filters apply to what held then
+    july = "2024-07-01T00:00:00Z"
+    assert context_relations(as_of=july) == ["knows", "lives_in"]
+    assert context_relations(as_of=july, filters={"metadata": {"source": "crm"}}) == ["lives_in"]
+    assert context_relations(as_of=july, filters={"metadata": {"source": "chat"}}) == ["knows"]
+
+
+def test_an_unknown_filter_key_on_query_is_a_400(api, alices_graph):
+    reply = api.post("/v1/gb/query", {"user_id": "u1", "query": "Alice", "filters": {"tags": ["x"]}})
+
+    assert reply.status == 400, reply.json
+    assert "tags" in reply.json["error"]

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from gligabao.api.filter_models import SearchFilters
 from gligabao.api.readback_models import METADATA_DESCRIPTION, Edge
-from gligabao.api.search_models import SearchFilters
 from gligabao.errors import BadRequest
 from gligabao.timefmt import rfc3339
 

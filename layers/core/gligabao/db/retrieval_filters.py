@@ -28,6 +28,7 @@ from psycopg.types.json import Jsonb
 
 from gligabao.db.graph_reads import (
     CONTEXT_SELECT,
+    FACTS_VALID_AT,
     VECTOR_INDEXES,
     FactFilter,
     context_parameters,
@@ -79,8 +80,8 @@ _IN_CREATED_WINDOW = """(%(f_created_from)s::timestamptz IS NULL OR {x}.created_
              AND (%(f_created_to)s::timestamptz IS NULL OR {x}.created_at < %(f_created_to)s::timestamptz)"""
 
 # On the edge `fe`, looked up by the id the path found ({g}id): gb_nearest_edges gives few columns.
-FILTERED_FACTS = FactFilter(
-    "({g}expired_at IS NULL OR %(f_include_expired)s::boolean) AND EXISTS (SELECT 1 FROM gb_edges AS fe WHERE fe.id = {g}id"
+_FILTERED_EDGE = (
+    "EXISTS (SELECT 1 FROM gb_edges AS fe WHERE fe.id = {g}id"
     """
              AND (%(f_relations)s::text[] IS NULL OR fe.relation = ANY (%(f_relations)s::text[]))
              AND ((%(f_valid_from)s::timestamptz IS NULL AND %(f_valid_to)s::timestamptz IS NULL)
@@ -104,6 +105,10 @@ FILTERED_FACTS = FactFilter(
                   OR EXISTS (SELECT 1 FROM gb_entities AS ft
                              WHERE ft.id IN (fe.source_id, fe.target_id) AND ft.type = ANY (%(f_types)s::text[]))))"""
 )
+FILTERED_FACTS = FactFilter("({g}expired_at IS NULL OR %(f_include_expired)s::boolean) AND " + _FILTERED_EDGE)
+# A query asked `as_of` a time, filtered: the facts valid then (superseded ones included) that the
+# filters let through.
+FILTERED_FACTS_VALID_AT = FactFilter(FACTS_VALID_AT.condition + " AND " + _FILTERED_EDGE)
 
 # On the seed entity `e`.
 FILTERED_SEEDS = (
@@ -129,16 +134,22 @@ FILTERED_CHUNKS = (
              AND (%(f_metadata)s::jsonb IS NULL OR a.metadata @> %(f_metadata)s::jsonb)"""
 )
 
-FILTERED_CONTEXT_SQL = with_ctes(
-    [
-        *(similarity_search(index, FILTERED_FACTS) for index in VECTOR_INDEXES),
-        similar_facts_ctes(FILTERED_FACTS),
-        seeds_ctes(FILTERED_SEEDS),
-        expansion_ctes(FILTERED_FACTS),
-        passages_ctes(FILTERED_CHUNKS),
-    ],
-    CONTEXT_SELECT,
-)
+
+def filtered_context_statement(facts: FactFilter) -> str:
+    return with_ctes(
+        [
+            *(similarity_search(index, facts) for index in VECTOR_INDEXES),
+            similar_facts_ctes(facts),
+            seeds_ctes(FILTERED_SEEDS),
+            expansion_ctes(facts),
+            passages_ctes(FILTERED_CHUNKS),
+        ],
+        CONTEXT_SELECT,
+    )
+
+
+FILTERED_CONTEXT_SQL = filtered_context_statement(FILTERED_FACTS)
+FILTERED_CONTEXT_AS_OF_SQL = filtered_context_statement(FILTERED_FACTS_VALID_AT)
 
 
 def send_filtered_context_rows(
@@ -149,13 +160,15 @@ def send_filtered_context_rows(
     keyword_seeds: list[int],
     limits: Limits,
     filters: RetrievalFilters,
+    as_of: datetime | None = None,
 ) -> psycopg.Cursor:
-    """graph_reads.send_context_rows with `filters` in every path: the same rows, bands and order."""
+    """graph_reads.send_context_rows with `filters` in every path: the same rows, bands and order;
+    with `as_of`, from the facts valid then (include_expired is then moot: superseded ones count)."""
     return conn.execute(
-        FILTERED_CONTEXT_SQL,
+        FILTERED_CONTEXT_SQL if as_of is None else FILTERED_CONTEXT_AS_OF_SQL,
         {
             **context_parameters(
-                dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits
+                dataset_id=dataset_id, vector=vector, keyword_seeds=keyword_seeds, limits=limits, as_of=as_of
             ),
             **filters.parameters(),
         },

@@ -26,6 +26,7 @@ from datetime import datetime
 
 from gligabao.ai.prompts.query import QueryReply, query_prompt
 from gligabao.ai.stages import level_for
+from gligabao.db.retrieval_filters import RetrievalFilters
 from gligabao.errors import NotFound
 from gligabao.memory import retrieval_only
 from gligabao.memory.evidence import Evidence, build_evidence
@@ -58,6 +59,7 @@ class Question:
     nearby_radius_km: float | None = None  # geo on: search the entities this near the question's places
     eval: bool = False  # record the call's trajectory (SPEC section 10)
     answer: bool = True  # False: the retrieved context only, no LLM call (memory/retrieval_only.py)
+    filters: RetrievalFilters | None = None  # only what they let through (db/retrieval_filters.py)
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,13 @@ def answer(memory: Memory, question: Question) -> Answer:
             )
             try:
                 context = retrieve(
-                    uow, question.dataset, question.query, embedding, memory.limits, as_of=question.as_of
+                    uow,
+                    question.dataset,
+                    question.query,
+                    embedding,
+                    memory.limits,
+                    as_of=question.as_of,
+                    filters=question.filters,
                 )
                 op.call.dataset_id = context.dataset_id
                 known_dataset(known, key)

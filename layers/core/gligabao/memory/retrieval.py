@@ -199,6 +199,7 @@ def retrieve(
                 keyword_seeds=keywords.seed_ids,
                 limits=limits,
                 filters=filters,
+                as_of=as_of,
             )
         uow.commit()  # read only: in pipeline mode the statement travels with the COMMIT
         rows = sent.fetchall()
