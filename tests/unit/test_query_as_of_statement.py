@@ -43,7 +43,7 @@ def test_with_as_of_every_live_filter_becomes_valid_at_as_of_and_as_of_is_the_on
     statement = graph_reads.context_statement(graph_reads.FACTS_VALID_AT)
 
     assert "expired_at IS NULL" not in statement
-    assert statement.count(VALID_AT_AS_OF.format(g="")) == 2  # the edge index: candidates, exact scan
+    assert statement.count(VALID_AT_AS_OF.format(g="r.")) == 2  # the edge index: candidates, exact scan
     assert statement.count(VALID_AT_AS_OF.format(g="g.")) == 4  # similar facts, expansion, second hop (2)
     assert set(parameters(AS_OF)) - set(parameters()) == {"as_of"}
 
