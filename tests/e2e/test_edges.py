@@ -73,6 +73,21 @@ def test_another_users_edge_is_a_404_like_a_missing_one(api, db, models):
     assert get(api, "/v1/gb/edges?user_id=u2").status == 404
 
 
+def test_two_users_each_list_and_read_only_their_own_facts(api, db, models):
+    mine = remember(api, "Alice lives in Paris.", metadata={"src": "crm"})
+    theirs = api.post(
+        "/v1/gb/remember", {"user_id": "u2", "text": "Bob lives in Rome.", "metadata": {"src": "crm"}}
+    ).json
+
+    listed_mine = get(api, "/v1/gb/edges?user_id=u1&metadata=" + quote('{"src":"crm"}')).json["edges"]
+    listed_theirs = get(api, "/v1/gb/edges?user_id=u2&metadata=" + quote('{"src":"crm"}')).json["edges"]
+
+    assert [e["id"] for e in listed_mine] == [mine["edges"][0]["id"]]
+    assert [e["id"] for e in listed_theirs] == [theirs["edges"][0]["id"]]
+    assert get(api, f"/v1/gb/edges/{theirs['edges'][0]['id']}?user_id=u1").status == 404
+    assert get(api, f"/v1/gb/edges/{mine['edges'][0]['id']}?user_id=u2").status == 404
+
+
 @pytest.mark.parametrize(
     "path",
     [
