@@ -134,6 +134,14 @@ def test_entities_follow_the_filters_too(api, alices_graph):
     assert [e["name"] for e in reply.json["entities"] if "keyword" in e["reasons"]] == ["Paris"]
 
 
+def test_the_places_of_alice_start_from_alice_and_list_only_places(api, alices_graph):
+    reply = search(api, "Alice", filters={"entity_types": ["place"]})
+
+    assert relations(reply) == ["lives_in"]
+    assert "keyword" in reply.json["edges"][0]["reasons"]  # reached from Alice, named, though a person
+    assert [e["name"] for e in reply.json["entities"]] == ["Paris"]
+
+
 def test_superseded_facts_come_back_only_with_include_expired(api, db, alices_graph):
     db.execute("UPDATE gb_edges SET expired_at = now() WHERE relation = 'lives_in'")
 

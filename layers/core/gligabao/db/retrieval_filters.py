@@ -7,9 +7,9 @@
   given ones (gb_edge_sessions), an artifact holding the metadata (the one that first stated it
   or any that restated it), an end of one of the entity types; live ones only unless
   `include_expired`.
-* **Seeds** (keyword, similarity and fallback ones): an entity type, a session
-  (gb_entity_sessions), an artifact holding the metadata (gb_entity_artifacts), created in the
-  window. The ends of a kept fact come with it, whatever their own.
+* **Seeds** (keyword, similarity and fallback ones): a session (gb_entity_sessions), an artifact
+  holding the metadata (gb_entity_artifacts). The entities a search returns are then those of the
+  entity types (memory/search.py); the ends of a kept fact come with it otherwise.
 * **Passages**: a chunk of a session among the given ones, holding the metadata (a chunk has its
   text's), created in the window. Entity types, relations and the valid-time window are the
   graph's: a filter naming one of them keeps no passage.
@@ -110,19 +110,16 @@ FILTERED_FACTS = FactFilter("({g}expired_at IS NULL OR %(f_include_expired)s::bo
 # filters let through.
 FILTERED_FACTS_VALID_AT = FactFilter(FACTS_VALID_AT.condition + " AND " + _FILTERED_EDGE)
 
-# On the seed entity `e`.
-FILTERED_SEEDS = (
-    """(%(f_types)s::text[] IS NULL OR e.type = ANY (%(f_types)s::text[]))
-             AND """
-    + _IN_CREATED_WINDOW.replace("{x}", "e")
-    + """
-             AND (%(f_sessions)s::text[] IS NULL
+# On the seed entity `e`: mentioned in one of the sessions, by an artifact holding the metadata
+# (remember links every entity a text mentions, known ones included, so the ends of a fact that
+# passes these pass them too). Not its type nor its creation: a seed is the way to its facts, and
+# "the places where Alice lived" start from Alice, a person known for years.
+FILTERED_SEEDS = """(%(f_sessions)s::text[] IS NULL
                   OR EXISTS (SELECT 1 FROM gb_entity_sessions AS fs
                              WHERE fs.entity_id = e.id AND fs.session_id = ANY (%(f_sessions)s::text[])))
              AND (%(f_metadata)s::jsonb IS NULL
                   OR EXISTS (SELECT 1 FROM gb_entity_artifacts AS fl JOIN gb_artifacts AS fa ON fa.id = fl.artifact_id
                              WHERE fl.entity_id = e.id AND fa.metadata @> %(f_metadata)s::jsonb))"""
-)
 
 # On the chunk `a`.
 FILTERED_CHUNKS = (

@@ -122,7 +122,13 @@ def search(memory: Memory, request: SearchQuery) -> SearchResult:
                 wait_for([embedding])
         with unsaved_on_failure(op.call), memory.database.transaction(request.user_id, pipeline=True) as uow:
             save_inferences(uow.conn, op.call)  # BEGIN, the INSERT and COMMIT: one round trip
-        result = scored_result(request.dataset, context, request.limit, limits.rank_similarity_threshold)
+        result = scored_result(
+            request.dataset,
+            context,
+            request.limit,
+            limits.rank_similarity_threshold,
+            request.filters.entity_types,
+        )
         op.counts.update(
             search_entities=len(result.entities),
             search_edges=len(result.edges),
@@ -131,8 +137,11 @@ def search(memory: Memory, request: SearchQuery) -> SearchResult:
     return result
 
 
-def scored_result(dataset: str, context: Context, limit: int, threshold: float) -> SearchResult:
-    """The ranked context as scored lists, best first, each cut at `limit`."""
+def scored_result(
+    dataset: str, context: Context, limit: int, threshold: float, entity_types: tuple[str, ...] = ()
+) -> SearchResult:
+    """The ranked context as scored lists, best first, each cut at `limit`; only the entities of
+    `entity_types` when given (the facts already have an end of one of them)."""
     keyword = set(context.keyword_seeds)
     similar_seeds, fallback, similar_edges = (
         set(context.similarity_seeds),
@@ -167,7 +176,12 @@ def scored_result(dataset: str, context: Context, limit: int, threshold: float) 
 
     return SearchResult(
         dataset=dataset,
-        entities=best_first(context.entities, "entity", lambda e: e.id, entity_reasons),
+        entities=best_first(
+            [e for e in context.entities if not entity_types or e.type in entity_types],
+            "entity",
+            lambda e: e.id,
+            entity_reasons,
+        ),
         edges=best_first(context.edges, "edge", lambda e: e.id, edge_reasons),
         passages=best_first(context.passages, "passage", lambda p: p.artifact_id, lambda p: (VECTOR,)),
     )
