@@ -28,6 +28,7 @@ from gligabao.ai.prompts.query import QueryReply, query_prompt
 from gligabao.ai.stages import level_for
 from gligabao.db.retrieval_filters import RetrievalFilters
 from gligabao.errors import NotFound
+from gligabao.limits import Limits
 from gligabao.memory import retrieval_only
 from gligabao.memory.evidence import Evidence, build_evidence
 from gligabao.memory.geo import detect_places, search_nearby
@@ -60,6 +61,7 @@ class Question:
     eval: bool = False  # record the call's trajectory (SPEC section 10)
     answer: bool = True  # False: the retrieved context only, no LLM call (memory/retrieval_only.py)
     filters: RetrievalFilters | None = None  # only what they let through (db/retrieval_filters.py)
+    limits: Limits | None = None  # the retrieval's, for this question (a search's); default the container's
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ def answer(memory: Memory, question: Question) -> Answer:
                     question.dataset,
                     question.query,
                     embedding,
-                    memory.limits,
+                    question.limits or memory.limits,
                     as_of=question.as_of,
                     filters=question.filters,
                 )
@@ -128,7 +130,7 @@ def answer(memory: Memory, question: Question) -> Answer:
             finally:
                 # never leave the call with a model call still in flight
                 wait_for([embedding] if places is None else [embedding, places])
-            op.trajectory.retrieval(question.query, context, memory.limits)
+            op.trajectory.retrieval(question.query, context, question.limits or memory.limits)
         question_places = places.result() if places is not None else []
         if geo is not None and question.nearby_radius_km is not None:
             context.nearby, around = search_nearby(

@@ -1,26 +1,24 @@
 """search: the ranked context of a question, without an LLM call (POST /v1/gb/search).
 
-The same retrieval as query's (retrieval.retrieve: the keyword statement while the question is
-embedded, then one context statement, ranked by memory/ranking.py), with the caller's `limit`,
-similarity threshold and filters. Each entity, fact and passage comes with its relevance and why
-it was retrieved. One embeddings request; on a warm container 3 SQL round trips: the keyword
-statement (with BEGIN), the context statement (with COMMIT), the inferences' transaction.
+A search is query's `"answer": false` (memory/query.py, then memory/retrieval_only.py): the same
+call, the same retrieval (retrieval.retrieve: the keyword statement while the question is
+embedded, then one context statement) and the same ranking (memory/ranking.py), asked with the
+caller's similarity threshold and filters and with no token budget (nothing is rendered into a
+prompt: `limit` cuts each list instead). Each entity, fact and passage then comes with its
+relevance and why it was retrieved. One embeddings request; on a warm container 3 SQL round trips:
+the keyword statement (with BEGIN), the context statement (with COMMIT), the inferences' row.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 
 from gligabao.db.retrieval_filters import RetrievalFilters
-from gligabao.errors import NotFound
 from gligabao.limits import Limits
-from gligabao.memory.operation import operation
+from gligabao.memory import query
 from gligabao.memory.ports import Memory
-from gligabao.memory.query import embedding_pool, known_dataset
-from gligabao.memory.retrieval import Context, retrieve
+from gligabao.memory.retrieval import Context
 from gligabao.model import Passage, StoredEdge, StoredEntity
-from gligabao.observability.inferences import CallContext, save_inferences, unsaved_on_failure
 
 # Why an item was retrieved.
 KEYWORD = "keyword"  # the question names it (a keyword seed), or a fact touches one that it names
@@ -85,56 +83,28 @@ def search_limits(limits: Limits, request: SearchQuery) -> Limits:
 
 def search(memory: Memory, request: SearchQuery) -> SearchResult:
     """The user's dataset's most relevant entities, facts and passages for `request.query`."""
-    with operation(
+    limits = search_limits(memory.limits, request)
+    retrieved = query.answer(
         memory,
-        "query",
-        user_id=request.user_id,
-        dataset=request.dataset,
-        session_id=None,
-        request_id=request.request_id,
-    ) as op:
-        embedder = memory.embedder  # 503 before anything
-        limits = search_limits(memory.limits, request)
-        known = getattr(memory, "known_datasets", {})
-        key = (request.user_id, request.dataset)
-        seen = key in known
-        with memory.database.transaction(
-            request.user_id, None if seen else request.dataset, pipeline=True
-        ) as uow:
-            if not seen and uow.dataset_id is None:
-                raise NotFound(f"dataset {request.dataset!r} not found")
-            embedding = embedding_pool().submit(_embed, embedder, op.call, request)
-            try:
-                context = retrieve(
-                    uow,
-                    request.dataset,
-                    request.query,
-                    embedding,
-                    limits,
-                    filters=request.filters if _any(request.filters) else None,
-                )
-                op.call.dataset_id = context.dataset_id
-                known_dataset(known, key)
-            except NotFound:
-                known.pop(key, None)
-                raise
-            finally:
-                wait_for([embedding])
-        with unsaved_on_failure(op.call), memory.database.transaction(request.user_id, pipeline=True) as uow:
-            save_inferences(uow.conn, op.call)  # BEGIN, the INSERT and COMMIT: one round trip
-        result = scored_result(
-            request.dataset,
-            context,
-            request.limit,
-            limits.rank_similarity_threshold,
-            request.filters.entity_types,
-        )
-        op.counts.update(
-            search_entities=len(result.entities),
-            search_edges=len(result.edges),
-            search_passages=len(result.passages),
-        )
-    return result
+        query.Question(
+            user_id=request.user_id,
+            query=request.query,
+            dataset=request.dataset,
+            request_id=request.request_id,
+            deadline=request.deadline,
+            answer=False,
+            filters=request.filters if request.filters != RetrievalFilters() else None,
+            limits=limits,
+        ),
+    )
+    assert retrieved.context is not None  # answer=False: the retrieved context, never an answer
+    return scored_result(
+        request.dataset,
+        retrieved.context,
+        request.limit,
+        limits.rank_similarity_threshold,
+        request.filters.entity_types,
+    )
 
 
 def scored_result(
@@ -185,11 +155,3 @@ def scored_result(
         edges=best_first(context.edges, "edge", lambda e: e.id, edge_reasons),
         passages=best_first(context.passages, "passage", lambda p: p.artifact_id, lambda p: (VECTOR,)),
     )
-
-
-def _any(filters: RetrievalFilters) -> bool:
-    return filters != RetrievalFilters()
-
-
-def _embed(embedder, call: CallContext, request: SearchQuery) -> list[float]:
-    return embedder.embed(call, [request.query], "embed", deadline=request.deadline)[0]
