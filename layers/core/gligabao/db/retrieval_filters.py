@@ -14,8 +14,10 @@
   text's), created in the window. Entity types, relations and the valid-time window are the
   graph's: a filter naming one of them keeps no passage.
 
-Every condition is written once, its parameter null when the filter is not given: one statement
-text for every combination (a prepared statement, and far below RDS Proxy's pinning size).
+Every condition's parameter is null when its filter is not given: one statement text for every
+combination. The facts' condition is a function of migration 0031 (`gb_edge_passes`), so that the
+statement stays under the 16 KB past which RDS Proxy pins a session
+(tests/integration/test_statement_sizes.py).
 """
 
 from __future__ import annotations
@@ -79,47 +81,23 @@ class RetrievalFilters:
 _IN_CREATED_WINDOW = """(%(f_created_from)s::timestamptz IS NULL OR {x}.created_at >= %(f_created_from)s::timestamptz)
              AND (%(f_created_to)s::timestamptz IS NULL OR {x}.created_at < %(f_created_to)s::timestamptz)"""
 
-# On the edge `fe`, looked up by the id the path found ({g}id): gb_nearest_edges gives few columns.
+# The edge found ({g}id) passes the filters (migration 0031's gb_edge_passes, written once there:
+# the statement tests it in six paths).
 _FILTERED_EDGE = (
-    "EXISTS (SELECT 1 FROM gb_edges AS fe WHERE fe.id = {g}id"
-    """
-             AND (%(f_relations)s::text[] IS NULL OR fe.relation = ANY (%(f_relations)s::text[]))
-             AND ((%(f_valid_from)s::timestamptz IS NULL AND %(f_valid_to)s::timestamptz IS NULL)
-                  OR (fe.valid_at IS NOT NULL
-                      AND (%(f_valid_to)s::timestamptz IS NULL OR fe.valid_at < %(f_valid_to)s::timestamptz)
-                      AND (%(f_valid_from)s::timestamptz IS NULL OR fe.invalid_at IS NULL
-                           OR fe.invalid_at > %(f_valid_from)s::timestamptz)))
-             AND """
-    + _IN_CREATED_WINDOW.replace("{x}", "fe")
-    + """
-             AND (%(f_sessions)s::text[] IS NULL
-                  OR EXISTS (SELECT 1 FROM gb_edge_sessions AS fs
-                             WHERE fs.edge_id = fe.id AND fs.session_id = ANY (%(f_sessions)s::text[])))
-             AND (%(f_metadata)s::jsonb IS NULL
-                  OR EXISTS (SELECT 1 FROM gb_artifacts AS fa
-                             WHERE fa.metadata @> %(f_metadata)s::jsonb
-                               AND (fa.id = fe.artifact_id
-                                    OR fa.id IN (SELECT fl.artifact_id FROM gb_edge_artifacts AS fl
-                                                 WHERE fl.edge_id = fe.id))))
-             AND (%(f_types)s::text[] IS NULL
-                  OR EXISTS (SELECT 1 FROM gb_entities AS ft
-                             WHERE ft.id IN (fe.source_id, fe.target_id) AND ft.type = ANY (%(f_types)s::text[]))))"""
+    "public.gb_edge_passes({g}id, %(f_relations)s::text[], %(f_valid_from)s::timestamptz,"
+    " %(f_valid_to)s::timestamptz, %(f_created_from)s::timestamptz, %(f_created_to)s::timestamptz,"
+    " %(f_sessions)s::text[], %(f_metadata)s::jsonb, %(f_types)s::text[])"
 )
 FILTERED_FACTS = FactFilter("({g}expired_at IS NULL OR %(f_include_expired)s::boolean) AND " + _FILTERED_EDGE)
 # A query asked `as_of` a time, filtered: the facts valid then (superseded ones included) that the
 # filters let through.
 FILTERED_FACTS_VALID_AT = FactFilter(FACTS_VALID_AT.condition + " AND " + _FILTERED_EDGE)
 
-# On the seed entity `e`: mentioned in one of the sessions, by an artifact holding the metadata
-# (remember links every entity a text mentions, known ones included, so the ends of a fact that
+# On the seed entity `e` (migration 0031's gb_entity_passes): mentioned in one of the sessions, by
+# an artifact holding the metadata (remember links every entity a text mentions, known ones included, so the ends of a fact that
 # passes these pass them too). Not its type nor its creation: a seed is the way to its facts, and
 # "the places where Alice lived" start from Alice, a person known for years.
-FILTERED_SEEDS = """(%(f_sessions)s::text[] IS NULL
-                  OR EXISTS (SELECT 1 FROM gb_entity_sessions AS fs
-                             WHERE fs.entity_id = e.id AND fs.session_id = ANY (%(f_sessions)s::text[])))
-             AND (%(f_metadata)s::jsonb IS NULL
-                  OR EXISTS (SELECT 1 FROM gb_entity_artifacts AS fl JOIN gb_artifacts AS fa ON fa.id = fl.artifact_id
-                             WHERE fl.entity_id = e.id AND fa.metadata @> %(f_metadata)s::jsonb))"""
+FILTERED_SEEDS = "public.gb_entity_passes(e.id, %(f_sessions)s::text[], %(f_metadata)s::jsonb)"
 
 # On the chunk `a`.
 FILTERED_CHUNKS = (
