@@ -294,9 +294,18 @@ class FactFilter:
     # On an edge's columns, among those gb_nearest_edges gives; `{g}` stands for the edge's alias
     # and its dot.
     condition: str
+    # A condition on the edge's id ({g}id) worth testing only on the rows a search keeps (a
+    # search's filters, db/retrieval_filters.py): the exact scan tests it past the threshold.
+    costly: str = ""
 
     def on(self, alias: str = "") -> str:
+        return self.cheap_on(alias) + (f" AND {self.costly_on(alias)}" if self.costly else "")
+
+    def cheap_on(self, alias: str = "") -> str:
         return self.condition.format(g=f"{alias}." if alias else "")
+
+    def costly_on(self, alias: str = "") -> str:
+        return self.costly.format(g=f"{alias}." if alias else "")
 
 
 LIVE_FACTS = FactFilter("{g}expired_at IS NULL")
@@ -405,6 +414,8 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
     FACTS_VALID_AT)."""
     n, table, column, take = index.name, index.table, index.column, index.take
     live = f" AND {facts.on('r')}" if index.facts else ""
+    cheap = f" AND {facts.cheap_on('r')}" if index.facts else ""
+    kept = f" AND {facts.costly_on('scan')}" if index.facts and facts.costly else ""
     small = (
         f"SELECT yes FROM {index.sized_like}_small"
         if index.sized_like
@@ -434,9 +445,9 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
         SELECT id, distance
         FROM (SELECT r.id, r.{column} <=> %(q)s AS distance
               FROM {table} AS r
-              WHERE r.dataset_id = %(ds)s AND r.{column} IS NOT NULL{index.rows}{live}
+              WHERE r.dataset_id = %(ds)s AND r.{column} IS NOT NULL{index.rows}{cheap}
               OFFSET 0) AS scan
-        WHERE (SELECT yes FROM {n}_exact_needed) AND 1 - distance >= %(threshold)s
+        WHERE (SELECT yes FROM {n}_exact_needed) AND 1 - distance >= %(threshold)s{kept}
         ORDER BY distance, id
         LIMIT %({take})s
     ),

@@ -88,10 +88,10 @@ _FILTERED_EDGE = (
     " %(f_valid_to)s::timestamptz, %(f_created_from)s::timestamptz, %(f_created_to)s::timestamptz,"
     " %(f_sessions)s::text[], %(f_metadata)s::jsonb, %(f_types)s::text[])"
 )
-FILTERED_FACTS = FactFilter("({g}expired_at IS NULL OR %(f_include_expired)s::boolean) AND " + _FILTERED_EDGE)
+FILTERED_FACTS = FactFilter("({g}expired_at IS NULL OR %(f_include_expired)s::boolean)", _FILTERED_EDGE)
 # A query asked `as_of` a time, filtered: the facts valid then (superseded ones included) that the
 # filters let through.
-FILTERED_FACTS_VALID_AT = FactFilter(FACTS_VALID_AT.condition + " AND " + _FILTERED_EDGE)
+FILTERED_FACTS_VALID_AT = FactFilter(FACTS_VALID_AT.condition, _FILTERED_EDGE)
 
 # On the seed entity `e` (migration 0031's gb_entity_passes): mentioned in one of the sessions, by
 # an artifact holding the metadata (remember links every entity a text mentions, known ones included, so the ends of a fact that
