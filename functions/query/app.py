@@ -2,5 +2,6 @@
 
 from gligabao.api.handler import create_handler
 from gligabao.api.routes.query import router
+from gligabao.api.routes.search import router as search_router
 
-handler = create_handler(router, operation="query")
+handler = create_handler(router, search_router, operation="query")

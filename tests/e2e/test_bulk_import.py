@@ -54,7 +54,9 @@ def test_a_history_is_imported_oldest_first_in_batches_with_a_progress_bar_and_c
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "texts: 7, sent now: 7, done: 7, failed: 0, still queued: 0, lines skipped: 0" in out
-    assert "metadata left out of 7 texts: this API does not take it" in out
+    assert db.execute(
+        "SELECT DISTINCT metadata FROM gb_artifacts WHERE kind = 'text' AND parent_id IS NULL"
+    ).fetchall() == [({"source": "chat"},)]  # each text's metadata stored on its artifact
     assert "sent [" in err and "7/7" in err and "remembered [" in err
     assert live_city(db) == ["Cairo"]  # applied oldest first: the newest home lives
     artifacts = graph_rows(db, "history")["artifacts"]

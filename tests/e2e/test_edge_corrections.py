@@ -226,4 +226,4 @@ def test_the_delete_of_an_edge_is_still_forget_s(api, db, models, alice_at_acme)
     assert reply.status == 200, reply.json
     assert reply.json["deleted"]["edges"] == 1
     put = api.request("PUT", f"/v1/gb/edges/{alice_at_acme}", {"user_id": "u1"})
-    assert put.status == 405 and put.headers["allow"] == "DELETE, PATCH"
+    assert put.status == 405 and put.headers["allow"] == "DELETE, GET, PATCH"

@@ -54,7 +54,7 @@ def test_the_mcp_agent_example_runs_its_conversation(api, db, fake_anthropic, fa
     example("mcp_agent").main(api.base_url)
 
     out = capfd.readouterr().out  # capfd: the server's stderr needs a real file
-    assert "tools given to the model: remember, query, forget, correct, session" in out
+    assert "tools given to the model: remember, query, search, forget, correct, session" in out
     assert "Alice lives in Paris." in out.split("> query")[1]
     assert '"name": "agent"' in out
     assert "1 facts" in out.split("> forget")[1]

@@ -54,3 +54,22 @@ def test_retrieval_only_prints_a_prompt_of_the_context_with_no_llm_call_for_it(
     assert stages_called(fake_anthropic) == ["extract"]  # the remember's; none for the context
     assert len(fake_openai.embedding_requests) == 2  # the remember's, the question's
     assert db.execute("SELECT count(*) FROM gb_datasets").fetchone()[0] == 0
+
+
+def test_search_and_facts_prints_scored_filtered_facts_and_their_provenance_with_no_llm_call_for_them(
+    api, db, fake_anthropic, fake_openai, capsys
+):
+    use_rule_based_model(fake_anthropic)
+
+    example("search_and_facts").main(api.base_url)
+
+    out = printed(capsys)
+    assert re.search(r"^found   \[\d+\] Alice works_at Acme -?\d\.\d\d \[.*'keyword'.*\]$", out, re.MULTILINE)
+    assert re.search(r"^found   \[\d+\] Alice lives_in Paris ", out, re.MULTILINE)
+    assert re.search(r"^crm     Alice works_at Acme$", out, re.MULTILINE)
+    assert re.search(r"^fact    \[\d+\] from artifacts \[\d+\], sessions \['call-1'\]$", out, re.MULTILINE)
+    assert "labels  {'source': 'crm', 'account': 42}" in out
+    assert re.search(r"^listed  \[\d+\] Alice lives_in Paris$", out, re.MULTILINE)
+    assert stages_called(fake_anthropic) == ["extract", "extract", "resolve"]  # the remembers' only
+    assert len(fake_openai.embedding_requests) == 4  # two remembers, two searches
+    assert db.execute("SELECT count(*) FROM gb_datasets").fetchone()[0] == 0

@@ -34,6 +34,9 @@ OPERATIONS = {
     "GET /v1/gb/datasets/{dataset}/ontology",
     "PUT /v1/gb/datasets/{dataset}/ontology",
     "DELETE /v1/gb/datasets/{dataset}/ontology",
+    "POST /v1/gb/search",
+    "GET /v1/gb/edges",
+    "GET /v1/gb/edges/{edge_id}",
 }
 
 

@@ -217,7 +217,7 @@ def test_with_the_token_the_tools_work_and_the_token_stays_with_the_server(guard
 
     tools, stored = anyio.run(session)
 
-    assert {tool.name for tool in tools} == {"remember", "query", "correct", "forget", "session"}
+    assert {tool.name for tool in tools} == {"remember", "query", "search", "correct", "forget", "session"}
     assert not stored.is_error and "Remembered as artifact 1" in stored.content[0].text
     (call,) = upstream.requests
     assert (call.method, call.path) == ("POST", "/v1/gb/remember")

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from query_helpers import reply_citing
 
-TOOLS = {"remember", "query", "correct", "forget", "session"}
+TOOLS = {"remember", "query", "search", "correct", "forget", "session"}
 
 
 def mcp_command(api_url: str, *extra: str) -> StdioServerParameters:
@@ -93,6 +93,29 @@ def test_a_model_lists_the_tools_remembers_queries_reads_its_session_and_forgets
     assert "deleted 0 texts, 0 chunks, 0 entities, 1 facts" in text_of(forgotten)
     assert db.execute("SELECT count(*) FROM gb_edges").fetchone()[0] == 0
     assert db.execute("SELECT DISTINCT user_id FROM gb_datasets").fetchall() == [("u1",)]
+
+
+def test_the_search_tool_finds_scored_facts_filtered_by_relation_with_no_llm_call(api, db, models):
+    fake_anthropic, _ = models
+
+    async def session(client):
+        await client.call_tool("remember", {"text": "Alice works at Acme. Alice lives in Paris."})
+        calls = len(fake_anthropic.messages)
+        everything = await client.call_tool("search", {"query": "Alice"})
+        work_only = await client.call_tool(
+            "search", {"query": "Alice", "relations": ["works_at"], "limit": 5}
+        )
+        bad = await client.call_tool("search", {"query": "Alice", "metadata": {"a b": 1}})
+        return calls, everything, work_only, bad
+
+    calls, everything, work_only, bad = run(session)(api.base_url)
+
+    assert not everything.is_error and not work_only.is_error
+    assert "Alice works_at Acme" in text_of(everything) and "Alice lives_in Paris" in text_of(everything)
+    assert re.search(r"\[edge \d+\] Alice works_at Acme.* score -?\d\.\d{3} \S*keyword", text_of(work_only))
+    assert "lives_in" not in text_of(work_only)
+    assert bad.is_error and "400" in text_of(bad)
+    assert len(fake_anthropic.messages) == calls  # no LLM call for a search
 
 
 def test_errors_reach_the_model_with_the_apis_status_and_text(api, db, models):

@@ -73,3 +73,32 @@ def test_remembering_a_large_text_sends_no_statement_over_16_kb(db, models):
             "SELECT length(text) AS n FROM gb_artifacts WHERE parent_id IS NULL"
         ).fetchone()
     assert stored["n"] == len(text)  # the text itself travelled as a parameter
+
+
+def test_a_search_with_every_filter_sends_no_statement_over_16_kb(db, models):
+    handler = query_handler()
+    assert call_handler(remember_handler(), {"user_id": "u1", "text": "Alice works at Acme."}).status == 200
+    filters = {
+        "entity_types": ["person"],
+        "relations": ["works_at"],
+        "session_ids": ["a"],
+        "metadata": {"source": "crm"},
+        "valid_from": "2020-01-01T00:00:00Z",
+        "valid_to": "2030-01-01T00:00:00Z",
+        "created_from": "2020-01-01T00:00:00Z",
+        "created_to": "2030-01-01T00:00:00Z",
+        "include_expired": True,
+    }
+
+    for path, body in (
+        ("/v1/gb/search", {"user_id": "u1", "query": longest_question()[:40_000], "filters": filters}),
+        (
+            "/v1/gb/query",
+            {"user_id": "u1", "query": "Alice", "filters": filters, "as_of": "2025-01-01T00:00:00Z"},
+        ),
+    ):
+        with capturing_statement_texts() as texts:
+            reply = call_handler(handler, body, path=path)
+        assert reply.status == 200, reply.json
+        assert any(b"gb_edge_passes" in text for text in texts)  # the filtered statement was sent
+        assert largest(texts) < RDS_PROXY_PINNING_BYTES

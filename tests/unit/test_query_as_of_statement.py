@@ -13,7 +13,8 @@ from gligabao.model import StoredEdge, StoredEntity
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 AS_OF = datetime(2022, 6, 1, tzinfo=UTC)
-VALID_AT_AS_OF = "valid_at <= %(as_of)s AND ({g}invalid_at IS NULL OR {g}invalid_at > %(as_of)s)"
+# As the statement sends it (graph_reads.compact_sql: no space beside parentheses).
+VALID_AT_AS_OF = "valid_at <= %(as_of)s AND({g}invalid_at IS NULL OR {g}invalid_at > %(as_of)s)"
 
 
 @dataclass
@@ -43,7 +44,7 @@ def test_with_as_of_every_live_filter_becomes_valid_at_as_of_and_as_of_is_the_on
     statement = graph_reads.context_statement(graph_reads.FACTS_VALID_AT)
 
     assert "expired_at IS NULL" not in statement
-    assert statement.count(VALID_AT_AS_OF.format(g="")) == 2  # the edge index: candidates, exact scan
+    assert statement.count(VALID_AT_AS_OF.format(g="r.")) == 2  # the edge index: candidates, exact scan
     # similar facts, expansion, second hop (2), third hop (2)
     assert statement.count(VALID_AT_AS_OF.format(g="g.")) == 6
     assert set(parameters(AS_OF)) - set(parameters()) == {"as_of"}

@@ -174,5 +174,6 @@ def test_the_request_is_the_input_without_what_the_server_added():
         "nearby_radius_km": None,
         "eval": True,
         "answer": True,
+        "filters": None,
     }
     assert trajectory["extra"]["request_id"] == "req-1"

@@ -7,7 +7,7 @@ They import nothing of the project, so any layer may use them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 # The image formats remember accepts (the API's contract and the memory core's check).
@@ -107,6 +107,7 @@ class ArtifactHeader:
     chars: int  # the text's length
     chunks: int
     memory_kind: str = "knowledge"  # or 'episode' (MEMORY_KINDS)
+    metadata: dict = field(default_factory=dict)  # the caller's labels
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class StoredArtifact:
     status: str  # 'done' for every artifact stored by the synchronous remember
     error: str | None = None  # why it failed, when status is 'failed'
     memory_kind: str = "knowledge"  # or 'episode' (MEMORY_KINDS); a chunk has its text's
+    metadata: dict = field(default_factory=dict)  # the caller's labels; a chunk has its text's
 
 
 @dataclass(frozen=True)

@@ -90,11 +90,20 @@ class DatasetSummary(BaseModel):
 
 
 class DatasetList(BaseModel):
-    datasets: list[DatasetSummary]
+    datasets: list[DatasetSummary] = Field(description="by name")
+    next_cursor: str | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="pass it as cursor for the next page; omitted on the last page (the response of a "
+        "single page is what it was before pages)",
+    )
 
     @classmethod
-    def from_domain(cls, summaries: list[datasets.DatasetSummary]) -> DatasetList:
+    def from_domain(
+        cls, summaries: list[datasets.DatasetSummary], next_cursor: str | None = None
+    ) -> DatasetList:
         return cls(
+            next_cursor=next_cursor,
             datasets=[
                 DatasetSummary(
                     name=s.name,
@@ -107,7 +116,7 @@ class DatasetList(BaseModel):
                     ontology=s.ontology,
                 )
                 for s in summaries
-            ]
+            ],
         )
 
 

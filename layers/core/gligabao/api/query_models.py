@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from gligabao.ai.stages import QUERY_STAGES, parse_models, parse_reasoning
+from gligabao.api.filter_models import SearchFilters
 from gligabao.api.models import MODEL_ID_DESCRIPTION, EdgeOut, absent
 from gligabao.api.trajectory_models import (
     EVAL_DESCRIPTION,
@@ -170,6 +171,11 @@ class QueryRequest(BaseModel):
     ] = None
     as_of: AsOf = None
     eval: StrictBool = Field(default=False, description=EVAL_DESCRIPTION)
+    filters: SearchFilters | None = Field(
+        default=None,
+        description="the filters of POST /v1/gb/search (entity types, relations, sessions, artifact metadata, "
+        "valid and created windows, include_expired): the answer is written only from what they let through",
+    )
     answer: Annotated[bool | None, BeforeValidator(_strict_bool)] = Field(
         default=None,
         description="false: no answer and no LLM call, only the retrieved context the answer would be "
@@ -224,6 +230,7 @@ class QueryRequest(BaseModel):
             nearby_radius_km=radius,
             eval=self.eval,
             answer=self.answer is not False,
+            filters=self.filters.domain() if self.filters is not None else None,
         )
 
 

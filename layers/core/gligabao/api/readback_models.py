@@ -3,7 +3,7 @@ timeline. A read back shows rows as stored: every time field is present, null wh
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import unquote
 
 from pydantic import AfterValidator, BaseModel, Field
@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory import readback
 
 MAX_ROW_ID = 2**63 - 1  # gb_* ids are bigint
+METADATA_DESCRIPTION = "the metadata given with the remember ({} without; a chunk has its text's)"
 MEMORY_KIND_DESCRIPTION = (
     "what the text is to its caller, remember's `kind`: knowledge (the default) or episode; a chunk has its "
     "text's, an image knowledge"
@@ -129,6 +130,7 @@ class SessionArtifact(BaseModel):
     memory_kind: str = Field(
         description=MEMORY_KIND_DESCRIPTION, json_schema_extra={"enum": list(MEMORY_KINDS)}
     )
+    metadata: dict[str, Any] = Field(description=METADATA_DESCRIPTION)
 
     @classmethod
     def from_domain(cls, artifact: ArtifactHeader) -> SessionArtifact:
@@ -142,6 +144,7 @@ class SessionArtifact(BaseModel):
             chars=artifact.chars,
             chunks=artifact.chunks,
             memory_kind=artifact.memory_kind,
+            metadata=artifact.metadata,
         )
 
 
@@ -190,6 +193,7 @@ class ArtifactReadback(BaseModel):
     memory_kind: str = Field(
         description=MEMORY_KIND_DESCRIPTION, json_schema_extra={"enum": list(MEMORY_KINDS)}
     )
+    metadata: dict[str, Any] = Field(description=METADATA_DESCRIPTION)
     chunks: list[Chunk] = Field(description="a long text's chunks, in order")
     entities: list[Entity] = Field(description="entities whose provenance names it (or one of its chunks)")
     edges: list[Edge] = Field(description="edges whose provenance names it (or one of its chunks)")
@@ -211,6 +215,7 @@ class ArtifactReadback(BaseModel):
             chunk_index=artifact.chunk_index,
             summary=artifact.summary,
             memory_kind=artifact.memory_kind,
+            metadata=artifact.metadata,
             chunks=[Chunk(id=c.id, index=c.index, summary=c.summary, chars=c.chars) for c in found.chunks],
             entities=[Entity.from_domain(e) for e in found.entities],
             edges=[Edge.from_domain(e) for e in found.edges],

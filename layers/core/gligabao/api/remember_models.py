@@ -31,6 +31,13 @@ from gligabao.ai.stages import (
     parse_reasoning,
 )
 from gligabao.api.facts_models import FactsInput
+from gligabao.api.metadata_models import (
+    METADATA_MAX_BYTES,
+    METADATA_MAX_KEYS,
+    METADATA_RULES,
+    Metadata,
+    serialized_size,
+)
 from gligabao.api.models import MODEL_ID_DESCRIPTION, absent, edge_fields
 from gligabao.api.trajectory_models import (
     EVAL_DESCRIPTION,
@@ -281,6 +288,7 @@ class RememberRequest(BaseModel):
         json_schema_extra={"enum": list(MEMORY_KINDS)},
     )
     reference_time: ReferenceTime = None
+    metadata: Metadata
     reasoning: Reasoning = Field(default_factory=dict)
     models: Models = Field(default_factory=dict)
     run_async: bool = Field(
@@ -346,6 +354,7 @@ class RememberRequest(BaseModel):
             models=self.models,
             eval=self.eval,
             memory_kind=self.memory_kind,
+            metadata=self.metadata or {},
         )
 
     def queued(self) -> QueuedText:
@@ -354,8 +363,16 @@ class RememberRequest(BaseModel):
 
         if self.facts is not None:
             given = self.facts.as_given()
-            return QueuedText(given, self.session_id, self.reference_time, "facts", self.memory_kind)
-        return QueuedText(self.text, self.session_id, self.reference_time, memory_kind=self.memory_kind)
+            return QueuedText(
+                given, self.session_id, self.reference_time, "facts", self.memory_kind, self.metadata or {}
+            )
+        return QueuedText(
+            self.text,
+            self.session_id,
+            self.reference_time,
+            memory_kind=self.memory_kind,
+            metadata=self.metadata or {},
+        )
 
     def facts_to_remember(self) -> FactsToRemember:
         from gligabao.memory.facts import FactsToRemember
@@ -371,6 +388,7 @@ class RememberRequest(BaseModel):
             reasoning=self.reasoning,
             models=self.models,
             memory_kind=self.memory_kind,
+            metadata=self.metadata or {},
         )
 
     def image_to_remember(self) -> ImageToRemember:
@@ -388,6 +406,7 @@ class RememberRequest(BaseModel):
             reasoning=self.reasoning,
             models=self.models,
             eval=self.eval,
+            metadata=self.metadata or {},
         )
 
     def check_content(self, limits: Limits | None = None) -> None:
@@ -575,16 +594,23 @@ class BatchText(BaseModel):
     text: BatchTextValue
     session_id: SessionId = None
     reference_time: ReferenceTime = None
+    metadata: Metadata
 
     @field_validator("text")
     @classmethod
     def _not_empty(cls, value: str) -> str:
         return _checked_text(value)
 
-    def queued(self) -> QueuedText:
+    def queued(self, shared: dict | None = None) -> QueuedText:
+        """The text to queue, its metadata the batch's `shared` ones updated by its own."""
         from gligabao.memory.async_remember import QueuedText
 
-        return QueuedText(self.text, self.session_id, self.reference_time)
+        return QueuedText(
+            self.text,
+            self.session_id,
+            self.reference_time,
+            metadata={**(shared or {}), **(self.metadata or {})},
+        )
 
 
 class BatchRememberRequest(BaseModel):
@@ -597,6 +623,7 @@ class BatchRememberRequest(BaseModel):
         "time; applied in order of reference_time (a missing one: the time of the request)",
         min_length=1,
     )
+    metadata: Metadata
     reasoning: Reasoning = Field(default_factory=dict)
     models: Models = Field(default_factory=dict)
     eval: StrictBool = Field(
@@ -608,6 +635,10 @@ class BatchRememberRequest(BaseModel):
     def check_size(self, limits: Limits) -> None:
         if len(self.texts) > limits.batch_remember_max_texts:
             raise BadRequest(f"texts: at most {limits.batch_remember_max_texts} texts per batch")
+        for index, text in enumerate(self.texts):
+            merged = {**(self.metadata or {}), **(text.metadata or {})}
+            if serialized_size(merged) > METADATA_MAX_BYTES or len(merged) > METADATA_MAX_KEYS:
+                raise BadRequest(f"texts[{index}].metadata: with the batch's, {METADATA_RULES}")
 
 
 class BatchAcceptedResponse(BaseModel):

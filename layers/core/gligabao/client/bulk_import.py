@@ -9,8 +9,7 @@ one without a reference time is sent last, remembered as of its arrival), in bat
   many texts were sent and their artifacts; a second run sends the rest. Each batch carries an
   Idempotency-Key made of its content, so a batch sent again after a crash that hid its answer is
   answered from the first send and queued once.
-- `metadata` is sent only when the API takes it on a batch's texts (its OpenAPI document says so);
-  otherwise it is left out, and the end of the run says how many texts had some.
+- `metadata` (a flat object of the caller's labels) is sent with its text and stored on its artifact.
 - At the end (unless --no-wait): waits for the dataset's queue to empty, then prints the counts and
   every failed text with its line and reason.
 """
@@ -85,7 +84,6 @@ class ImportReport:
     done: int = 0
     failed: list[tuple[int, int, str]] = field(default_factory=list)  # (line, artifact id, error)
     queued: int = 0  # still queued when the run stopped waiting
-    metadata_left_out: int = 0
 
 
 def read_lines(path: Path) -> tuple[list[Line], list[tuple[int, str]]]:
@@ -139,12 +137,6 @@ def _order(line: Line) -> tuple:
     return (moment is None, moment or datetime.min.replace(tzinfo=UTC), line.number)
 
 
-def takes_metadata(memory: Memory) -> bool:
-    """Whether the API's batch texts have a `metadata` field (its OpenAPI document)."""
-    schemas = memory.openapi().get("components", {}).get("schemas", {})
-    return "metadata" in schemas.get("BatchText", {}).get("properties", {})
-
-
 def import_history(
     memory: Memory,
     path: Path,
@@ -160,14 +152,12 @@ def import_history(
     state_path = path.with_name(path.name + STATE_SUFFIX)
     state = ImportState.load(state_path, digest, memory.dataset)
     lines, skipped = read_lines(path)
-    with_metadata = takes_metadata(memory)
     report = ImportReport(len(lines), 0, skipped)
     bar = ProgressBar(progress or sys.stderr, len(lines), clock)
     bar.show("sent", state.sent)
     while state.sent < len(lines):
         batch = lines[state.sent : state.sent + batch_size]
-        items = [_item(line, with_metadata) for line in batch]
-        report.metadata_left_out += sum("metadata" in line.item and not with_metadata for line in batch)
+        items = [line.item for line in batch]
         accepted = memory.remember_batch(items, idempotency_key=_batch_key(memory, digest, state.sent, items))
         ids = [artifact.artifact_id for artifact in accepted.artifacts]
         state.artifacts += [[line.number, artifact_id] for line, artifact_id in zip(batch, ids, strict=True)]
@@ -180,10 +170,6 @@ def import_history(
         _wait_for_queue(memory, report, len(state.artifacts), timeout, bar)
         _count_outcomes(memory, state, report)
     return report
-
-
-def _item(line: Line, with_metadata: bool) -> dict:
-    return {k: v for k, v in line.item.items() if k != "metadata" or with_metadata}
 
 
 def _batch_key(memory: Memory, digest: str, start: int, items: Sequence[dict]) -> str:
@@ -254,7 +240,5 @@ def summary(report: ImportReport, state_path: Path) -> str:
     ]
     lines += [f"line {number}: skipped: {why}" for number, why in report.skipped]
     lines += [f"line {number}: failed (artifact {aid}): {error}" for number, aid, error in report.failed]
-    if report.metadata_left_out:
-        lines.append(f"metadata left out of {report.metadata_left_out} texts: this API does not take it")
     lines.append(f"state: {state_path}")
     return "\n".join(lines)

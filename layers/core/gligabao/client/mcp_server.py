@@ -1,5 +1,5 @@
 """The MCP server of gligabao (`gligabao mcp --api URL`): a user's memory as Model Context Protocol
-tools (`remember`, `query`, `correct`, `forget`, `session`) and resources (the user's datasets), built on the
+tools (`remember`, `query`, `search`, `correct`, `forget`, `session`) and resources (the user's datasets), built on the
 official `mcp` SDK (the `[mcp]` extra) and calling the API through `gligabao.client.Memory`.
 
 The user (and the default dataset) are the command's: the model never chooses whose memory it
@@ -27,6 +27,7 @@ from gligabao.api.correction_models import CorrectionResponse
 from gligabao.api.query_models import QueryResponse
 from gligabao.api.readback_models import SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, RememberResponse
+from gligabao.api.search_models import SearchResponse
 from gligabao.client.errors import ApiError, GligabaoError, NotFoundError
 from gligabao.client.mcp_http import RequireBearerToken, require_token_off_loopback, transport_security
 from gligabao.client.memory import Memory
@@ -76,6 +77,17 @@ Returns an answer written only from stored facts, then the evidence it rests on:
 ([edge N] source relation target, with the times they held), entities ([entity N]) and passages \
 of remembered texts. If memory does not know, the answer says so: do not invent. `as_of` (RFC \
 3339, e.g. 2024-06-01T00:00:00Z) asks about that moment, superseded facts included."""
+
+SEARCH = """\
+Search the user's long-term memory without asking for an answer: the stored facts, entities and \
+passages most relevant to a few words ("Alice employer", "launch date"), each with its relevance \
+score and why it was found (keyword, vector, expansion, recent). No model writes anything.
+
+Call it instead of `query` when you will reason over the facts yourself: it is cheaper and faster.
+
+Narrow it with `relations` (e.g. ["works_at"]), `entity_types` (e.g. ["person"]), `session_ids`, \
+`metadata` (labels given when remembering, e.g. {"source": "crm"}) or `include_expired` (add \
+superseded facts). Returns at most `limit` of each kind, best first, with their ids."""
 
 FORGET = """\
 Delete something from the user's long-term memory, permanently.
@@ -184,6 +196,34 @@ def build_server(memory: Memory) -> MemoryMcpServer:
         return answer_text(
             _api(lambda: memory.query(question, session_id=session_id, as_of=as_of, dataset=dataset))
         )
+
+    @server.tool(description=SEARCH)
+    def search(
+        query: Annotated[str, Field(description="what to look for: a few words or a question")],
+        limit: Annotated[int, Field(description="at most this many of each kind", ge=1, le=100)] = 10,
+        relations: Annotated[list[str] | None, Field(description="only facts of these relations")] = None,
+        entity_types: Annotated[list[str] | None, Field(description="only entities of these types")] = None,
+        session_ids: Annotated[list[str] | None, Field(description="only what these sessions stated")] = None,
+        metadata: Annotated[
+            dict[str, str | int | float | bool] | None,
+            Field(description="only what was remembered with these labels"),
+        ] = None,
+        include_expired: Annotated[bool, Field(description="add superseded facts")] = False,
+        dataset: Dataset = None,
+    ) -> str:
+        filters = {
+            "relations": relations,
+            "entity_types": entity_types,
+            "session_ids": session_ids,
+            "metadata": metadata,
+            "include_expired": include_expired or None,
+        }
+        found = _api(
+            lambda: memory.search(
+                query, limit=limit, dataset=dataset, filters={k: v for k, v in filters.items() if v}
+            )
+        )
+        return search_text(found)
 
     @server.tool(description=FORGET)
     def forget(
@@ -355,6 +395,29 @@ def answer_text(answer: QueryResponse) -> str:
     lines += [
         f"- passage {p.index} of artifact {p.parent_id}: {p.text or p.summary or ''}".rstrip()
         for p in evidence.passages
+    ]
+    return "\n".join(lines)
+
+
+def search_text(found: SearchResponse) -> str:
+    if not (found.edges or found.entities or found.passages):
+        return f"Nothing found in dataset {found.dataset}."
+    lines = [f"Found in dataset {found.dataset} (best first; score, then why):"]
+    lines += [
+        f"- [edge {e.id}] {e.source} {e.relation} {e.target}"
+        + (f": {e.description}" if e.description else "")
+        + f" ({_times(e.valid_at, e.invalid_at, e.expired_at)}) score {e.score:.3f} {'+'.join(e.reasons)}"
+        for e in found.edges
+    ]
+    lines += [
+        f"- [entity {e.id}] {e.name} ({e.type})"
+        + (f": {e.description}" if e.description else "")
+        + f" score {e.score:.3f} {'+'.join(e.reasons)}"
+        for e in found.entities
+    ]
+    lines += [
+        f"- passage {p.index} of artifact {p.parent_id}: {p.text or p.summary or ''} score {p.score:.3f}"
+        for p in found.passages
     ]
     return "\n".join(lines)
 

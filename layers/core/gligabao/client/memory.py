@@ -16,6 +16,7 @@ client generates unless told otherwise, so a retry never stores a text twice.
 from __future__ import annotations
 
 import base64
+import json
 import random
 import time
 import uuid
@@ -32,13 +33,15 @@ from pydantic import BaseModel, ValidationError
 from gligabao import __version__
 from gligabao.api.context_models import ContextResponse
 from gligabao.api.correction_models import CorrectionResponse
+from gligabao.api.edges_models import EdgeList, EdgeResource
 from gligabao.api.facts_models import FactsInput
 from gligabao.api.forget_models import ForgetResponse
 from gligabao.api.graph_models import GRAPHML_MEDIA_TYPE, NEXT_CURSOR_HEADER, GraphExport
 from gligabao.api.models import DatasetDeleted, DatasetList, DatasetSummary, Health
 from gligabao.api.query_models import QueryResponse
-from gligabao.api.readback_models import ArtifactReadback, EntityReadback, SessionReadback
+from gligabao.api.readback_models import ArtifactReadback, Edge, EntityReadback, SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, BatchAcceptedResponse, RememberResponse
+from gligabao.api.search_models import SearchResponse
 from gligabao.api.trajectory_models import TrajectoryList, TrajectoryRecord
 from gligabao.client.auth import BearerToken
 from gligabao.client.errors import (
@@ -178,9 +181,11 @@ class Memory:
         eval: bool = False,
         idempotency_key: str | None = GENERATED,
         kind: str | None = None,
+        metadata: Mapping[str, str | int | float | bool] | None = None,
     ) -> RememberResponse | AcceptedResponse:
         """Remember a text: its entities and facts go into the dataset's graph. `kind`: knowledge
-        (the server's default) or episode, stored on the artifact.
+        (the server's default) or episode, stored on the artifact. `metadata`: your own labels (a flat
+        object of strings, numbers and booleans), stored on the artifact, filtered on by `search`.
 
         A `RememberResponse` (what was stored), or an `AcceptedResponse` (202: the artifact is
         pending) when `run_async` or when the text is longer than the API's threshold; `wait()`
@@ -191,6 +196,7 @@ class Memory:
         body = self._body(
             text=text,
             kind=kind,
+            metadata=dict(metadata) if metadata else None,
             session_id=session_id,
             reference_time=_time(reference_time),
             dataset=dataset or self.dataset,
@@ -214,6 +220,7 @@ class Memory:
         models: Mapping[str, str] | None = None,
         eval: bool = False,
         idempotency_key: str | None = GENERATED,
+        metadata: Mapping[str, str | int | float | bool] | None = None,
     ) -> RememberResponse:
         """Remember an image (bytes, or a file's path): a model describes it, and its entities and
         facts go into the graph. `media_type`: default read from the image's first bytes. `eval`:
@@ -222,6 +229,7 @@ class Memory:
         body = self._body(
             image={"media_type": media_type or _media_type(data), "data": base64.b64encode(data).decode()},
             caption=caption,
+            metadata=dict(metadata) if metadata else None,
             session_id=session_id,
             reference_time=_time(reference_time),
             dataset=dataset or self.dataset,
@@ -242,6 +250,7 @@ class Memory:
         reasoning: str | Mapping[str, str] | None = None,
         models: Mapping[str, str] | None = None,
         idempotency_key: str | None = GENERATED,
+        metadata: Mapping[str, str | int | float | bool] | None = None,
     ) -> RememberResponse | AcceptedResponse:
         """Remember facts your own pipeline extracted: `{"entities": [{"name", "type"?,
         "description"?}], "edges": [{"source", "target", "relation", "description"?, "valid_at"?,
@@ -251,6 +260,7 @@ class Memory:
         )
         body = self._body(
             facts=given,
+            metadata=dict(metadata) if metadata else None,
             session_id=session_id,
             reference_time=_time(reference_time),
             dataset=dataset or self.dataset,
@@ -269,6 +279,7 @@ class Memory:
         models: Mapping[str, str] | None = None,
         eval: bool = False,
         idempotency_key: str | None = GENERATED,
+        metadata: Mapping[str, str | int | float | bool] | None = None,
     ) -> BatchAcceptedResponse:
         """Remember up to 100 texts in the background, applied in order of reference_time. Each
         item is a text, or a mapping with `text` and optional `session_id` and `reference_time`.
@@ -281,6 +292,7 @@ class Memory:
         ]
         body = self._body(
             texts=items,
+            metadata=dict(metadata) if metadata else None,
             dataset=dataset or self.dataset,
             reasoning=reasoning,
             models=models,
@@ -338,6 +350,7 @@ class Memory:
         geo_nearby: bool | None = None,
         geo_radius_km: float | None = None,
         eval: bool = False,
+        filters: Mapping[str, Any] | None = None,
     ) -> QueryResponse:
         """Answer a question from the graph, with the evidence (entities, edges, passages) used.
         `as_of`: answer from the facts valid at that time. `eval`: record the call's ATIF trajectory
@@ -352,6 +365,7 @@ class Memory:
             geo_nearby=geo_nearby,
             geo_radius_km=geo_radius_km,
             eval=eval or None,
+            filters=_filters(filters),
         )
         return self._call(QueryResponse, "POST", "/v1/gb/query", json=body)
 
@@ -362,6 +376,7 @@ class Memory:
         session_id: str | None = None,
         dataset: str | None = None,
         as_of: datetime | str | None = None,
+        filters: Mapping[str, Any] | None = None,
     ) -> ContextResponse:
         """Retrieval only: the context an answer to `query` would be written from (the rendered
         text for your own prompt, and its entities, edges and passages), with no LLM call."""
@@ -371,14 +386,73 @@ class Memory:
             dataset=dataset or self.dataset,
             as_of=_time(as_of),
             answer=False,
+            filters=_filters(filters),
         )
         return self._call(ContextResponse, "POST", "/v1/gb/query", json=body)
 
+    def search(
+        self,
+        query: str,
+        *,
+        dataset: str | None = None,
+        limit: int | None = None,
+        similarity_threshold: float | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> SearchResponse:
+        """The entities, facts and passages most relevant to `query`, each with its `score` and
+        `reasons` (keyword, vector, expansion, recent), with no LLM call. `filters`: `entity_types`,
+        `relations`, `session_ids`, `metadata`, `valid_from`, `valid_to`, `created_from`,
+        `created_to`, `include_expired`."""
+        body = self._body(
+            query=query,
+            dataset=dataset or self.dataset,
+            limit=limit,
+            similarity_threshold=similarity_threshold,
+            filters=_filters(filters),
+        )
+        return self._call(SearchResponse, "POST", "/v1/gb/search", json=body, retry=True)
+
+    # --- facts ---------------------------------------------------------------------------------
+
+    def edge(self, edge_id: int) -> EdgeResource:
+        """One fact with its provenance: artifacts, sessions, what superseded it, what it superseded."""
+        return self._call(EdgeResource, "GET", f"/v1/gb/edges/{int(edge_id)}", params=self._params())
+
+    def edge_page(
+        self,
+        *,
+        dataset: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> EdgeList:
+        """A page of the dataset's facts (live ones unless `include_expired`), filtered as `search` is."""
+        params = self._params(
+            dataset=dataset or self.dataset, limit=limit, cursor=cursor, **_filter_params(filters)
+        )
+        return self._call(EdgeList, "GET", "/v1/gb/edges", params=params)
+
+    def edges(
+        self,
+        *,
+        dataset: str | None = None,
+        limit: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> Iterator[Edge]:
+        """Every fact of the dataset that `filters` lets through, a page (`limit`) at a time."""
+        for page in _pages(
+            lambda cursor: self.edge_page(dataset=dataset, limit=limit, cursor=cursor, filters=filters)
+        ):
+            yield from page.edges
+
     # --- datasets ------------------------------------------------------------------------------
 
-    def datasets(self) -> DatasetList:
-        """The user's datasets with their counts (artifacts, entities, live edges)."""
-        return self._call(DatasetList, "GET", "/v1/gb/datasets", params=self._params())
+    def datasets(self, *, limit: int | None = None, cursor: str | None = None) -> DatasetList:
+        """A page of the user's datasets with their counts (artifacts, entities, live edges); all
+        of them unless there are more than the server's page (then `next_cursor`)."""
+        return self._call(
+            DatasetList, "GET", "/v1/gb/datasets", params=self._params(limit=limit, cursor=cursor)
+        )
 
     def delete_dataset(self, dataset: str) -> DatasetDeleted:
         """Delete a dataset and everything in it (the API answers 204; an older one, 200 with this body)."""
@@ -699,6 +773,28 @@ def _pages(fetch: Callable[[str | None], Model]) -> Iterator[Model]:
         cursor = page.next_cursor  # type: ignore[attr-defined]
         if not cursor:
             return
+
+
+def _filters(filters: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The filters as JSON: times in RFC 3339."""
+    if not filters:
+        return None
+    return {k: _time(v) if isinstance(v, datetime) else v for k, v in filters.items() if v is not None}
+
+
+def _filter_params(filters: Mapping[str, Any] | None) -> dict[str, str]:
+    """The filters as GET /v1/gb/edges takes them: lists comma-separated, metadata as JSON."""
+    params: dict[str, str] = {}
+    for name, value in (_filters(filters) or {}).items():
+        if isinstance(value, bool):
+            params[name] = "true" if value else "false"
+        elif isinstance(value, list | tuple):
+            params[name] = ",".join(value)
+        elif isinstance(value, Mapping):
+            params[name] = json.dumps(dict(value), separators=(",", ":"))
+        else:
+            params[name] = str(value)
+    return params
 
 
 def _segment(value: str) -> str:

@@ -12,10 +12,18 @@ from gligabao.db.jobs import JOB_STATUS
 Row = TypeVar("Row")
 
 
-def list_with_counts(conn: psycopg.Connection, user_id: str, row_type: type[Row]) -> list[Row]:
+def list_with_counts(
+    conn: psycopg.Connection,
+    user_id: str,
+    row_type: type[Row],
+    *,
+    after_name: str | None = None,
+    take: int | None = None,
+) -> list[Row]:
     """name, created_at, the attached ontology's name and the counts of artifacts (chunks not counted; those of asynchronous
-    remembers still queued or running, and those failed, apart), entities and live edges. Each
-    count reads an index (migrations 0023 and 0025), and only the artifacts not done are read."""
+    remembers still queued or running, and those failed, apart), entities and live edges, by name:
+    those after `after_name`, at most `take` (None: all). Each count reads an index (migrations
+    0023 and 0025), and only the artifacts not done are read."""
     return (
         conn.cursor(row_factory=class_row(row_type))
         .execute(
@@ -34,10 +42,11 @@ def list_with_counts(conn: psycopg.Connection, user_id: str, row_type: type[Row]
             FROM (SELECT {JOB_STATUS} AS status FROM gb_artifacts a
                   WHERE a.dataset_id = d.id AND a.status <> 'done') AS a  -- only the ones not done
         ) AS a
-        WHERE d.user_id = %s
+        WHERE d.user_id = %(user_id)s AND (%(after)s::text IS NULL OR d.name > %(after)s::text)
         ORDER BY d.name
+        LIMIT %(take)s
         """,
-            [user_id],
+            {"user_id": user_id, "after": after_name, "take": take},
         )
         .fetchall()
     )

@@ -31,6 +31,7 @@ Each part runs only when needed (one-time filters on uncorrelated sub-selects).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -295,9 +296,18 @@ class FactFilter:
     # On an edge's columns, among those gb_nearest_edges gives; `{g}` stands for the edge's alias
     # and its dot.
     condition: str
+    # A condition on the edge's id ({g}id) worth testing only on the rows a search keeps (a
+    # search's filters, db/retrieval_filters.py): the exact scan tests it past the threshold.
+    costly: str = ""
 
     def on(self, alias: str = "") -> str:
+        return self.cheap_on(alias) + (f" AND {self.costly_on(alias)}" if self.costly else "")
+
+    def cheap_on(self, alias: str = "") -> str:
         return self.condition.format(g=f"{alias}." if alias else "")
+
+    def costly_on(self, alias: str = "") -> str:
+        return self.costly.format(g=f"{alias}." if alias else "")
 
 
 LIVE_FACTS = FactFilter("{g}expired_at IS NULL")
@@ -405,7 +415,9 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
     Parameters: ds, q, threshold, exact_max, the index's `walk` and `take` (and as_of with
     FACTS_VALID_AT)."""
     n, table, column, take = index.name, index.table, index.column, index.take
-    live = f" AND {facts.on()}" if index.facts else ""
+    live = f" AND {facts.on('r')}" if index.facts else ""
+    cheap = f" AND {facts.cheap_on('r')}" if index.facts else ""
+    kept = f" AND {facts.costly_on('scan')}" if index.facts and facts.costly else ""
     small = (
         f"SELECT yes FROM {index.sized_like}_small"
         if index.sized_like
@@ -421,8 +433,8 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
         WHERE NOT (SELECT yes FROM {n}_small)
     ),
     {n}_approx_hits AS MATERIALIZED (
-        SELECT id, distance FROM {n}_approx
-        WHERE dataset_id = %(ds)s{index.rows}{live} AND 1 - distance >= %(threshold)s
+        SELECT r.id, r.distance FROM {n}_approx AS r
+        WHERE r.dataset_id = %(ds)s{index.rows}{live} AND 1 - r.distance >= %(threshold)s
         ORDER BY distance, id
         LIMIT %({take})s
     ),
@@ -433,11 +445,11 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
     ),
     {n}_exact AS MATERIALIZED (
         SELECT id, distance
-        FROM (SELECT id, {column} <=> %(q)s AS distance
-              FROM {table}
-              WHERE dataset_id = %(ds)s AND {column} IS NOT NULL{index.rows}{live}
+        FROM (SELECT r.id, r.{column} <=> %(q)s AS distance
+              FROM {table} AS r
+              WHERE r.dataset_id = %(ds)s AND r.{column} IS NOT NULL{index.rows}{cheap}
               OFFSET 0) AS scan
-        WHERE (SELECT yes FROM {n}_exact_needed) AND 1 - distance >= %(threshold)s
+        WHERE (SELECT yes FROM {n}_exact_needed) AND 1 - distance >= %(threshold)s{kept}
         ORDER BY distance, id
         LIMIT %({take})s
     ),
@@ -467,15 +479,22 @@ def similar_facts_ctes(facts: FactFilter = LIVE_FACTS) -> str:
     )"""
 
 
-def seeds_ctes() -> str:
+def seeds_ctes(entities: str = "") -> str:
     """CTE `seeds(id, band, rank)`: the keyword seeds (the parameter, best first), then the
     similarity seeds (`entities_hits`, best first) that are not keyword seeds, all resolved in
     the dataset; or, only when none of them and no similar fact is there, the `%(fallback)s`
-    most recently updated entities of the dataset.
+    most recently updated entities of the dataset. `entities`: a condition on the seed `e` (a
+    search's filters, db/retrieval_filters.py), none by default.
 
     Upstream: entities_hits(id, similarity), similar_facts(id). Parameters: ds, keyword_seeds,
     fallback and the bands."""
-    return """
+    also = f" AND {entities}" if entities else ""
+    recent = (
+        f"\n                AND EXISTS (SELECT 1 FROM gb_entities AS e WHERE e.id = r.entity_id{also})"
+        if entities
+        else ""
+    )
+    return f"""
     seed_candidates AS (
         SELECT id, %(band_keyword_seed)s::integer AS band, ord AS rank
         FROM unnest(%(keyword_seeds)s::bigint[]) WITH ORDINALITY AS k(id, ord)
@@ -486,16 +505,16 @@ def seeds_ctes() -> str:
     matched_seeds AS MATERIALIZED (
         SELECT DISTINCT ON (e.id) e.id, c.band, c.rank
         FROM seed_candidates AS c
-        JOIN gb_entities AS e ON e.id = c.id AND e.dataset_id = %(ds)s
+        JOIN gb_entities AS e ON e.id = c.id AND e.dataset_id = %(ds)s{also}
         ORDER BY e.id, c.band, c.rank
     ),
     fallback_seeds AS (
         SELECT id, %(band_fallback_seed)s::integer AS band,
                row_number() OVER (ORDER BY updated_at DESC, id DESC) AS rank
-        FROM (SELECT entity_id AS id, updated_at FROM gb_entity_recency  -- the recency index
-              WHERE dataset_id = %(ds)s
-                AND NOT EXISTS (SELECT 1 FROM matched_seeds) AND NOT EXISTS (SELECT 1 FROM similar_facts)
-              ORDER BY updated_at DESC, id DESC
+        FROM (SELECT r.entity_id AS id, r.updated_at FROM gb_entity_recency AS r  -- the recency index
+              WHERE r.dataset_id = %(ds)s
+                AND NOT EXISTS (SELECT 1 FROM matched_seeds) AND NOT EXISTS (SELECT 1 FROM similar_facts){recent}
+              ORDER BY r.updated_at DESC, r.entity_id DESC
               LIMIT %(fallback)s) AS recent
     ),
     seeds AS MATERIALIZED (
@@ -710,20 +729,27 @@ def expansion_ctes(facts: FactFilter = LIVE_FACTS) -> str:
     return around + _SECOND_HOP.format(facts=facts.on("g")) + _CONTEXT_EDGES_AND_ENTITIES
 
 
-def passages_ctes() -> str:
+def passages_ctes(chunks: str = "") -> str:
     """CTE `passages(id, band, rank, with_summary)`: the chunk and summary hits put together by
     chunk (a chunk's score is the better of its two) and ranked; the best
     `%(passages_with_text)s` with their text, then up to `%(passages_summary_only)s` more found by
     their summary, with it only. `with_summary`: the summary was found (then it is given).
 
+    `chunks`: a condition on the chunk `a` (a search's filters), none by default.
+
     Upstream: chunks_hits(id, similarity), summaries_hits(id, similarity). Parameters:
     passages_with_text, passages_summary_only and the bands."""
-    return """
+    kept = (
+        f"\n        WHERE EXISTS (SELECT 1 FROM gb_artifacts AS a WHERE a.id = hits.id AND {chunks})"
+        if chunks
+        else ""
+    )
+    return f"""
     chunk_scores AS (
         SELECT id, max(similarity) AS score, bool_or(by_summary) AS by_summary
         FROM (SELECT id, similarity, false AS by_summary FROM chunks_hits
               UNION ALL
-              SELECT id, similarity, true FROM summaries_hits) AS hits
+              SELECT id, similarity, true FROM summaries_hits) AS hits{kept}
         GROUP BY id
     ),
     ranked_passages AS MATERIALIZED (
@@ -781,8 +807,25 @@ CONTEXT_SELECT = """
 
 
 def with_ctes(ctes: list[str], select: str) -> str:
-    """One statement: the CTE fragments (each one or more `name AS (...)`), then the select."""
-    return "WITH" + ",".join(ctes) + "\n" + select
+    """One statement: the CTE fragments (each one or more `name AS (...)`), then the select,
+    compacted (`compact_sql`)."""
+    return compact_sql("WITH" + ",".join(ctes) + "\n" + select)
+
+
+_STRING_LITERAL = re.compile(r"('(?:[^']|'')*')")
+_COMMENT_OR_SPACE = re.compile(r"(?:--[^\n]*|\s)+")
+_SPACE_BESIDE_PUNCTUATION = re.compile(r" ?([(),]) ?")
+
+
+def compact_sql(statement: str) -> str:
+    """The statement without its comments and with one space where it had several, none beside
+    parentheses and commas (string literals untouched). The context statement is written to be
+    read; sent as written it would pass 16 KB, the size past which RDS Proxy pins a session
+    (test_statement_sizes.py)."""
+    pieces = _STRING_LITERAL.split(statement)  # odd positions: the literals
+    for index in range(0, len(pieces), 2):
+        pieces[index] = _SPACE_BESIDE_PUNCTUATION.sub(r"\1", _COMMENT_OR_SPACE.sub(" ", pieces[index]))
+    return "".join(pieces).strip()
 
 
 def context_statement(facts: FactFilter = LIVE_FACTS) -> str:

@@ -8,13 +8,14 @@ reach another dataset's rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
 from pgvector import Vector
 from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
 
 from gligabao.db.graph_reads import newest_live_edges
 from gligabao.db.jobs import NOT_CANCELLED, NOT_QUEUED
@@ -34,9 +35,10 @@ class ChunkRow:
 _CHUNKS_OF_PARENT = """
         chunks AS (
             INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, parent_id,
-                                      chunk_index, summary, embedding, summary_embedding, memory_kind)
+                                      chunk_index, summary, embedding, summary_embedding, memory_kind,
+                                      metadata)
             SELECT %(dataset_id)s, 'chunk', c.text, parent.session_id, %(reference_time)s, parent.id,
-                   c.ord - 1, c.summary, c.embedding, c.summary_embedding, parent.memory_kind
+                   c.ord - 1, c.summary, c.embedding, c.summary_embedding, parent.memory_kind, parent.metadata
             FROM parent,
                  unnest(%(chunk_text)s::text[], %(summary)s::text[], %(embedding)b::vector[],
                         %(summary_embedding)b::vector[]) WITH ORDINALITY AS c(text, summary, embedding,
@@ -68,6 +70,7 @@ def send_insert_artifacts(
     kind: str = "text",
     content_sha256: str | None = None,
     memory_kind: str = "knowledge",
+    metadata: Mapping[str, object] | None = None,
 ) -> psycopg.Cursor:
     """The text's artifact and its chunks' (kind 'chunk', parent the text, its memory_kind); an
     image's artifact is kind 'image', its text the description, its `content_sha256` the image's.
@@ -78,11 +81,11 @@ def send_insert_artifacts(
         """
         WITH parent AS (
             INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256,
-                                      memory_kind)
+                                      memory_kind, metadata)
             VALUES (%(dataset_id)s, %(kind)s, %(text)s, %(session_id)s, %(reference_time)s,
                     coalesce(%(content_sha256)s::text, encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex')),
-                    %(memory_kind)s)
-            RETURNING id, session_id, created_at, memory_kind
+                    %(memory_kind)s, %(metadata)s)
+            RETURNING id, session_id, created_at, memory_kind, metadata
         ),
         """
         + _CHUNKS_OF_PARENT,
@@ -90,6 +93,7 @@ def send_insert_artifacts(
             "dataset_id": dataset_id,
             "kind": kind,
             "memory_kind": memory_kind,
+            "metadata": Jsonb(dict(metadata or {})),
             "content_sha256": content_sha256,
             "text": text,
             "session_id": session_id,
@@ -142,7 +146,7 @@ def send_fill_pending_artifact(
               AND status <> 'done' AND """
         + NOT_CANCELLED.format(a="")
         + """
-            RETURNING id, session_id, created_at, memory_kind
+            RETURNING id, session_id, created_at, memory_kind, metadata
         ),
         """
         + _CHUNKS_OF_PARENT,

@@ -8,7 +8,7 @@ only the artifact (and its user), so a message is small and the text is written 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import psycopg
@@ -37,6 +37,7 @@ class PendingText:
     reference_time: datetime
     kind: str = "text"  # or "facts"
     memory_kind: str = "knowledge"  # or "episode"
+    metadata: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,12 @@ def insert_pending(
     rows = conn.execute(
         """
         INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, status, job_options,
-                                  memory_kind)
+                                  memory_kind, metadata)
         SELECT %(dataset_id)s, t.kind, t.text, t.session_id, t.reference_time, 'pending', %(job_options)s,
-               t.memory_kind
+               t.memory_kind, t.metadata
         FROM unnest(%(kind)s::text[], %(text)s::text[], %(session_id)s::text[], %(reference_time)s::timestamptz[],
-                    %(memory_kind)s::text[])
-             WITH ORDINALITY AS t(kind, text, session_id, reference_time, memory_kind, ord)
+                    %(memory_kind)s::text[], %(metadata)s::jsonb[])
+             WITH ORDINALITY AS t(kind, text, session_id, reference_time, memory_kind, metadata, ord)
         ORDER BY t.ord
         RETURNING id
         """,
@@ -73,6 +74,7 @@ def insert_pending(
             "job_options": Jsonb(dict(job_options)),
             "kind": [t.kind for t in texts],
             "memory_kind": [t.memory_kind for t in texts],
+            "metadata": [Jsonb(dict(t.metadata)) for t in texts],
             "text": [t.text for t in texts],
             "session_id": [t.session_id for t in texts],
             "reference_time": [t.reference_time for t in texts],

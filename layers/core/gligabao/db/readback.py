@@ -75,7 +75,7 @@ def session_rows(
             SELECT a.id, a.kind, a.session_id, a.reference_time, a.created_at, {JOB_STATUS} AS status,
                    left(a.text, %(preview_chars)s) AS preview, length(a.text) AS chars,
                    (SELECT count(*) FROM gb_artifacts c WHERE c.parent_id = a.id) AS chunks,
-                   a.memory_kind
+                   a.memory_kind, a.metadata
             FROM gb_artifacts a
             WHERE a.dataset_id = (SELECT id FROM dataset) AND a.session_id = %(session_id)s
               AND a.kind <> 'chunk' AND a.id > %(after_artifact)s
@@ -144,7 +144,8 @@ def artifact_rows(conn: psycopg.Connection, *, user_id: str, artifact_id: int) -
         WITH artifact AS (
             SELECT a.id, a.dataset_id, d.name AS dataset, a.kind, a.text, a.session_id, a.parent_id,
                    a.chunk_index, a.summary, a.reference_time, a.created_at,
-                   {JOB_STATUS} AS status, {JOB_ERROR} AS error, a.memory_kind
+                   {JOB_STATUS} AS status, {JOB_ERROR} AS error, a.memory_kind,
+                   a.metadata
             FROM gb_artifacts a
             JOIN gb_datasets d ON d.id = a.dataset_id
             WHERE a.id = %(artifact_id)s AND d.user_id = %(user_id)s
@@ -173,7 +174,7 @@ def artifact_rows(conn: psycopg.Connection, *, user_id: str, artifact_id: int) -
                            SELECT f.id FROM gb_edges f WHERE f.artifact_id IN (SELECT id FROM piece))
         )
         SELECT a.id, a.dataset, a.kind, a.text, a.session_id, a.parent_id, a.chunk_index, a.summary,
-               a.reference_time, a.created_at, a.status, a.error, a.memory_kind,
+               a.reference_time, a.created_at, a.status, a.error, a.memory_kind, a.metadata,
                (SELECT coalesce(jsonb_agg(p ORDER BY p.index), '[]') FROM chunk p) AS chunks,
                (SELECT coalesce(jsonb_agg(p ORDER BY p.id), '[]') FROM entity p) AS entities,
                (SELECT coalesce(jsonb_agg(p ORDER BY p.id), '[]') FROM edge p) AS edges

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 
@@ -50,6 +50,7 @@ class QueuedText:
     reference_time: datetime | None = None
     kind: str = "text"  # or "facts": the text is the facts as given (memory/facts.py)
     memory_kind: str = "knowledge"  # or "episode"
+    metadata: Mapping[str, object] = field(default_factory=dict)  # the caller's labels
 
 
 class AttemptFailed(Exception):
@@ -104,7 +105,7 @@ def accept(
     run it."""
     now = memory.clock()
     pending = [
-        job_rows.PendingText(t.text, t.session_id, t.reference_time or now, t.kind, t.memory_kind)
+        job_rows.PendingText(t.text, t.session_id, t.reference_time or now, t.kind, t.memory_kind, t.metadata)
         for t in texts
     ]
     # Inserted in the queue's order, so that the artifacts' ids follow it (memory/prepare_ahead.py

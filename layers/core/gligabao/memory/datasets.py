@@ -7,7 +7,9 @@ from datetime import datetime
 
 from gligabao.db import datasets as dataset_rows
 from gligabao.errors import NotFound
+from gligabao.memory.cursors import decode_cursor, encode_cursor
 from gligabao.memory.ports import Memory
+from gligabao.memory.readback import page_size
 
 
 @dataclass(frozen=True)
@@ -22,9 +24,32 @@ class DatasetSummary:
     ontology: str | None  # the ontology attached to it
 
 
+@dataclass(frozen=True)
+class DatasetPage:
+    datasets: list[DatasetSummary]
+    next_cursor: str | None  # None on the last page
+
+
 def list_datasets(memory: Memory, user_id: str) -> list[DatasetSummary]:
+    """Every dataset of the user, by name."""
     with memory.database.transaction(user_id) as uow:
         return dataset_rows.list_with_counts(uow.conn, user_id, DatasetSummary)
+
+
+def dataset_page(
+    memory: Memory, user_id: str, *, limit: int | None = None, cursor: str | None = None
+) -> DatasetPage:
+    """A page of the user's datasets by name: `limit` of them (default and most: the read-back
+    pages' most, so that a caller that never pages still gets them all up to it), then a
+    `next_cursor` while more remain."""
+    take = page_size(memory.limits, memory.limits.readback_page_max if limit is None else limit)
+    after = decode_cursor(cursor, "datasets", str) if cursor else None
+    with memory.database.transaction(user_id) as uow:
+        rows = dataset_rows.list_with_counts(
+            uow.conn, user_id, DatasetSummary, after_name=after, take=take + 1
+        )
+    page = rows[:take]
+    return DatasetPage(page, encode_cursor("datasets", page[-1].name) if len(rows) > take else None)
 
 
 def delete_dataset(memory: Memory, user_id: str, name: str) -> None:

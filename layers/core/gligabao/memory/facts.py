@@ -30,6 +30,7 @@ class FactsToRemember:
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
     memory_kind: str = "knowledge"  # or "episode"
+    metadata: Mapping[str, object] = field(default_factory=dict)
 
     def as_text(self) -> TextToRemember:
         """The request as the text pipeline's steps take it, its text the facts as given."""
@@ -42,6 +43,7 @@ class FactsToRemember:
             reasoning=self.reasoning,
             models=self.models,
             memory_kind=self.memory_kind,
+            metadata=self.metadata,
         )
 
 

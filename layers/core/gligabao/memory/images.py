@@ -58,6 +58,7 @@ class ImageToRemember:
     reasoning: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
     eval: bool = False  # record the call's trajectory (SPEC section 10)
+    metadata: Mapping[str, object] = field(default_factory=dict)  # stored on the image's artifact
 
 
 def check_image(image: ImageToRemember, limits: Limits) -> None:
@@ -153,6 +154,7 @@ def remember_image(
             reference_time=image.reference_time,
             reasoning=image.reasoning,
             models=image.models,
+            metadata=image.metadata,
         )
         vectors = embed(embedder, op.call, graph, [], deadline)
         op.trajectory.embedding(vectors)

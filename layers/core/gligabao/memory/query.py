@@ -92,7 +92,13 @@ def answer(memory: Memory, question: Question) -> Answer:
             )
             try:
                 context = retrieve(
-                    uow, question.dataset, question.query, embedding, memory.limits, as_of=question.as_of
+                    uow,
+                    question.dataset,
+                    question.query,
+                    embedding,
+                    question.limits or memory.limits,
+                    as_of=question.as_of,
+                    filters=question.filters,
                 )
                 op.call.dataset_id = context.dataset_id
                 known_dataset(known, key)
@@ -102,7 +108,7 @@ def answer(memory: Memory, question: Question) -> Answer:
             finally:
                 # never leave the call with a model call still in flight
                 wait_for([embedding] if places is None else [embedding, places])
-            op.trajectory.retrieval(question.query, context, memory.limits)
+            op.trajectory.retrieval(question.query, context, question.limits or memory.limits)
         question_places = places.result() if places is not None else []
         if geo is not None and question.nearby_radius_km is not None:
             context.nearby, around = search_nearby(

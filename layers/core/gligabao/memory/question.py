@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gligabao.db.retrieval_filters import RetrievalFilters
+from gligabao.limits import Limits
+
 
 @dataclass(frozen=True)
 class Question:
@@ -23,3 +26,5 @@ class Question:
     nearby_radius_km: float | None = None  # geo on: search the entities this near the question's places
     eval: bool = False  # record the call's trajectory (SPEC section 10)
     answer: bool = True  # False: the retrieved context only, no LLM call (memory/retrieval_only.py)
+    filters: RetrievalFilters | None = None  # only what they let through (db/retrieval_filters.py)
+    limits: Limits | None = None  # the retrieval's, for this question (a search's); default the container's

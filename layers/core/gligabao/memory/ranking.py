@@ -75,6 +75,9 @@ class Ranked:
     entities: list[StoredEntity]
     edges: list[StoredEdge]
     passages: list[Passage]
+    # Each kept item's relevance, by (kind, id) (a passage by its artifact id); an entity kept as
+    # an end of a fact has its fact's, unless it scored better as a seed.
+    scores: dict[tuple[str, int], float] = field(default_factory=dict)
 
 
 def term_share(terms: list[str], text: str) -> float:
@@ -343,6 +346,10 @@ def cut(
     kept_entities: dict[int, StoredEntity] = {}
     kept_edges: list[StoredEdge] = []
     kept_passages: list[Passage] = []
+    scores: dict[tuple[str, int], float] = {}
+
+    def scored(kind: str, item_id: int, score: float) -> None:
+        scores[(kind, item_id)] = max(score, scores.get((kind, item_id), score))
 
     def entity_cost(entity_ids: list[int]) -> int:
         return sum(
@@ -358,6 +365,7 @@ def cut(
             cost = entity_cost([item.id])
             if cost <= budget:
                 kept_entities.setdefault(item.id, item)
+                scored("entity", item.id, score)
                 budget -= cost
         elif kind == "edge":
             ends = [i for i in (item.source_id, item.target_id) if i in names]
@@ -368,14 +376,17 @@ def cut(
             if cost <= budget:
                 for entity_id in ends:
                     kept_entities.setdefault(entity_id, names[entity_id])
+                    scored("entity", entity_id, score)
                 kept_edges.append(item)
+                scored("edge", item.id, score)
                 budget -= cost
         else:
             given = _passage_within(item, budget)
             if given is not None:
                 kept_passages.append(given)
+                scored("passage", given.artifact_id, score)
                 budget -= passage_tokens(given)
-    return Ranked(list(kept_entities.values()), kept_edges, kept_passages)
+    return Ranked(list(kept_entities.values()), kept_edges, kept_passages, scores)
 
 
 def _entity_text(entity: StoredEntity | None) -> str:

@@ -47,6 +47,9 @@ class TextToRemember:
     models: Mapping[str, str] = field(default_factory=dict)
     eval: bool = False  # record the call's trajectory (SPEC section 10)
     memory_kind: str = "knowledge"  # or "episode": stored on the artifact and its chunks
+    metadata: Mapping[str, object] = field(
+        default_factory=dict
+    )  # the caller's labels, on the artifact and its chunks
 
 
 @dataclass(frozen=True)
@@ -363,6 +366,7 @@ def write_graph(
             kind=kind,
             content_sha256=content_sha256,
             memory_kind=request.memory_kind,
+            metadata=request.metadata,
         )
     else:
         artifacts = graph_writes.send_fill_pending_artifact(

@@ -17,9 +17,10 @@ from datetime import datetime
 
 import psycopg
 
-from gligabao.db import graph_reads
+from gligabao.db import graph_reads, retrieval_filters
 from gligabao.db.connection import UnitOfWork
 from gligabao.db.graph_reads import Band
+from gligabao.db.retrieval_filters import RetrievalFilters
 from gligabao.errors import NotFound, ProviderError
 from gligabao.limits import DEFAULT_LIMITS, Limits
 from gligabao.memory import ranking
@@ -104,6 +105,7 @@ class Context:
     # Each row's cosine with the question (NULL ones left out), which the ranked context orders by.
     similarity: dict[tuple[str, int], float] = field(default_factory=dict)  # (kind, id) -> cosine
     candidates: dict[str, int] = field(default_factory=dict)  # ranked: kind -> count before the cut
+    scores: dict[tuple[str, int], float] = field(default_factory=dict)  # ranked: (kind, id) -> relevance
 
     def add_nearby(self, around_rows: list[dict] = ()) -> None:
         """The anchors and the nearby entities join the context's entities, then the edges
@@ -140,6 +142,7 @@ def retrieve(
     embedding: Future[list[float]] | Callable[[], list[float]],
     limits: Limits = DEFAULT_LIMITS,
     as_of: datetime | None = None,
+    filters: RetrievalFilters | None = None,
 ) -> Context:
     """The context of `question` in the unit of work's dataset (`uow.dataset_id`, else looked up by
     the keyword statement: NotFound when the user has no such dataset). The transaction is
@@ -147,7 +150,8 @@ def retrieve(
 
     `embedding` is the question's vector being computed (a Future, already submitted so that
     the keyword search does not wait for it) or a function computing it. Its facts are the live
-    ones, or with `as_of` the ones valid at that time, superseded ones included. ProviderError
+    ones, or with `as_of` the ones valid at that time, superseded ones included; with `filters`
+    (a search's), only what they let through, in every path (db/retrieval_filters.py). ProviderError
     (502) when the vector search fails.
     """
     ranked = limits.retrieval == "ranked"
@@ -177,16 +181,29 @@ def retrieve(
         raise NotFound(f"dataset {dataset!r} not found")
     vector = embedding.result() if isinstance(embedding, Future) else embedding()
     waited = time.perf_counter()
+    hop_terms = sorted({ranking.stem(term) for term in terms}) if ranked else ()
     try:
-        sent = graph_reads.send_context_rows(
-            uow.conn,
-            dataset_id=dataset_id,
-            vector=vector,
-            keyword_seeds=keywords.seed_ids,
-            limits=limits,
-            as_of=as_of,
-            hop_terms=sorted({ranking.stem(term) for term in terms}) if ranked else (),
-        )
+        if filters is None:
+            sent = graph_reads.send_context_rows(
+                uow.conn,
+                dataset_id=dataset_id,
+                vector=vector,
+                keyword_seeds=keywords.seed_ids,
+                limits=limits,
+                as_of=as_of,
+                hop_terms=hop_terms,
+            )
+        else:
+            sent = retrieval_filters.send_filtered_context_rows(
+                uow.conn,
+                dataset_id=dataset_id,
+                vector=vector,
+                keyword_seeds=keywords.seed_ids,
+                limits=limits,
+                filters=filters,
+                as_of=as_of,
+                hop_terms=hop_terms,
+            )
         uow.commit()  # read only: in pipeline mode the statement travels with the COMMIT
         rows = sent.fetchall()
     except psycopg.OperationalError:
@@ -225,6 +242,7 @@ def keep_most_relevant(
     }
     kept = ranking.rank_context(context.entities, context.edges, context.passages, signals, limits)
     context.entities, context.edges, context.passages = kept.entities, kept.edges, kept.passages
+    context.scores = kept.scores
 
 
 def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:

@@ -28,6 +28,7 @@ class RetrievedContext:
     entities: list[StoredEntity] = field(default_factory=list)
     edges: list[StoredEdge] = field(default_factory=list)  # with their endpoints' names
     passages: list[Passage] = field(default_factory=list)
+    context: Context | None = None  # the ranked context itself: its scores and why each item is there
 
 
 def retrieved(
@@ -35,8 +36,8 @@ def retrieved(
 ) -> RetrievedContext:
     """The context `prompt_content` (the query stage's user content) was rendered from; the call's
     inferences (the question's embedding) saved, its counts reported."""
-    with memory.database.transaction(question.user_id) as uow:
-        save_inferences(uow.conn, op.call)
+    with memory.database.transaction(question.user_id, pipeline=True) as uow:
+        save_inferences(uow.conn, op.call)  # BEGIN, the INSERT and COMMIT: one round trip
     op.counts.update(
         keyword_seeds=len(context.keyword_seeds),
         similarity_seeds=len(context.similarity_seeds),
@@ -51,6 +52,7 @@ def retrieved(
         entities=list(context.entities),
         edges=list(context.edges),
         passages=list(context.passages),
+        context=context,
     )
 
 

@@ -14,6 +14,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from gligabao.api.deps import memory
 from gligabao.api.models import DATABASE_UNAVAILABLE, DatasetList, documented_responses
+from gligabao.api.readback_models import PageCursor, PageLimit
 from gligabao.api.validation import DatasetName, UserId
 from gligabao.bootstrap import Bundle
 from gligabao.memory import datasets
@@ -24,16 +25,22 @@ router = APIGatewayHttpRouter()
 @router.get(
     "/v1/gb/datasets",
     tags=["datasets"],
-    summary="The user's datasets with their counts",
+    summary="The user's datasets with their counts, a page at a time",
+    description="By name; at most `limit` a page (default and most GB_READBACK_PAGE_MAX, 500), with "
+    "`next_cursor` while more remain (null on the last page, as for every user with fewer).",
     responses=documented_responses(
-        "the user's datasets (none: an empty list)",
-        {400: "a missing or bad user_id", 503: DATABASE_UNAVAILABLE},
+        "a page of the user's datasets (none: an empty list)",
+        {400: "a missing or bad user_id, limit or cursor", 503: DATABASE_UNAVAILABLE},
     ),
 )
 def list_datasets(
-    user_id: Annotated[UserId, Query()], deps: Annotated[Bundle, Depends(memory)]
+    user_id: Annotated[UserId, Query()],
+    deps: Annotated[Bundle, Depends(memory)],
+    limit: Annotated[PageLimit, Query()] = None,
+    cursor: Annotated[PageCursor, Query()] = None,
 ) -> DatasetList:
-    return DatasetList.from_domain(datasets.list_datasets(deps, user_id))
+    page = datasets.dataset_page(deps, user_id, limit=limit, cursor=cursor)
+    return DatasetList.from_domain(page.datasets, page.next_cursor)
 
 
 @router.delete(

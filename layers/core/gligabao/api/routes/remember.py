@@ -171,7 +171,7 @@ def remember_batch(
         deps.jobs,
         user_id=request.user_id,
         dataset=request.dataset,
-        texts=[text.queued() for text in request.texts],
+        texts=[text.queued(request.metadata) for text in request.texts],
         reasoning=request.reasoning,
         models=request.models,
         eval=request.eval,
