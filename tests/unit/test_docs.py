@@ -1,6 +1,6 @@
 """The documentation: every page of docs/ in the site's navigation, every variable the settings
-read in docs/configuration.md, the README within its 250 lines, and the distribution's name not
-the package index's other gligabao."""
+read in docs/configuration.md, the README within its 250 lines and its links, and the
+distribution's name not the package index's other gligabao."""
 
 from __future__ import annotations
 
@@ -53,3 +53,12 @@ def test_the_distribution_is_not_the_other_gligabao_and_nothing_tells_to_install
     texts = [ROOT / "README.md", *DOCS.rglob("*.md"), *(ROOT / "layers/core/gligabao").rglob("*.py")]
     advice = re.compile(r"pip install '?gligabao(\[|'|\s|$)")
     assert [str(p.relative_to(ROOT)) for p in texts if advice.search(p.read_text())] == []
+
+
+def test_every_link_of_the_readme_to_a_file_of_the_repository_finds_it():
+    readme = (ROOT / "README.md").read_text()
+    targets = {link.split("#")[0] for link in re.findall(r"\]\(([^)]+)\)", readme)}
+    local = sorted(t for t in targets if t and "://" not in t)
+
+    assert "docs/api/index.md" in local
+    assert [t for t in local if not (ROOT / t).exists()] == []
