@@ -3,7 +3,7 @@ transaction of that user (row-level security applies to it as to any other reque
 erasure is all or nothing. Erasing a user with nothing stored (or erased already) erases nothing
 and succeeds: the request is idempotent.
 
-One transaction is enough at the sizes measured (docs/api.md, "Erasing a user"): the foreign keys
+One transaction is enough at the sizes measured (docs/api/forget.md, "Erasing a user"): the foreign keys
 cascade from the user's datasets, and the statement time grows with the rows deleted.
 """
 
