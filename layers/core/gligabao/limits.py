@@ -36,7 +36,12 @@ class Limits(BaseModel):
     chunking_threshold_chars: int = Field(6_000, gt=0, description="a longer text is chunked")
     chunk_max_chars: int = Field(4_000, gt=0, description="the longest chunk")
     chunk_overlap_chars: int = Field(400, ge=0, description="about this much text is in two chunks")
-    extract_concurrency: int = Field(4, gt=0, description="chunks extracted at once (provider rate limits)")
+    # 20 calls at once: a batch's window of 50 texts extracted in three waves (bulk import: 100
+    # texts in 28.8 s with 2 s model calls, against 98.8 s with 4); a provider's 429 is retried
+    # after its retry-after. A low rate-limit tier lowers it (GB_EXTRACT_CONCURRENCY).
+    extract_concurrency: int = Field(
+        20, gt=0, description="texts or chunks extracted at once (provider rate limits)"
+    )
 
     # --- remember: resolution (steps 5 and 6) ------------------------------------------------
     entity_match_similarity: float = Field(0.75, ge=-1, le=1, description="cosine: the same entity")
@@ -276,10 +281,11 @@ class Limits(BaseModel):
 
     # --- asynchronous remember: the queue, the worker, the batch ---------------------------------
     # A remember answers within API Gateway's 29 s. A text is extracted chunk by chunk (about
-    # chunk_max_chars - chunk_overlap_chars = 3,600 new characters each), extract_concurrency (4)
-    # at once, a real extraction of a full chunk taking up to ~8 s; then one embeddings request
-    # (~1 s) and one resolve call (up to ~8 s). 24,000 characters is 7 chunks: two waves of
-    # extraction (~16 s) + embed + resolve ~ 25 s, the most that fits with the deadline's margin.
+    # chunk_max_chars - chunk_overlap_chars = 3,600 new characters each), extract_concurrency at
+    # once, a real extraction of a full chunk taking up to ~8 s; then one embeddings request
+    # (~1 s) and one resolve call (up to ~8 s). 24,000 characters is 7 chunks: with 4 at once, two
+    # waves of extraction (~16 s) + embed + resolve ~ 25 s, the most that fits the deadline's margin
+    # whatever the concurrency.
     # A longer text is remembered asynchronously (202) even without "async": true.
     async_remember_threshold_chars: int = Field(
         24_000, gt=0, description="a longer text is remembered asynchronously (202), async or not"
@@ -293,12 +299,14 @@ class Limits(BaseModel):
     )
     # A batch's short texts in one dataset are remembered a window at a time (memory/windows.py):
     # extracted at once, judged by one resolve call, stored in one transaction. Measured with model
-    # calls of 1-3 s (docs/performance.md, bulk import): windows of 20 make 1.05 LLM calls per text
-    # and take 100 texts in 37.5-49.7 s with 20 calls at once (50: 1.02 calls, 23.2 s with 50), one
-    # text at a time 266-300 s; larger windows hold the dataset's lock longer and show the resolve
-    # call more at once. 1 remembers each text on its own, as a single async remember does.
+    # calls of 1-3 s, 20 extractions at once, on a quiet 2-core machine (docs/performance.md, bulk
+    # import): 100 texts in 28.8 s with windows of 50 (1.02 LLM calls per text) against 34.4 s with
+    # windows of 20 (1.05) and 98.8 s for 20 with 4 at once; one text at a time 266-300 s. A larger
+    # window holds the dataset's lock longer and shows the resolve call more facts at once (a window
+    # is cut where one reply could no longer judge them: windows.within_reply_budget). 1 remembers
+    # each text on its own, as a single async remember does.
     bulk_window_texts: int = Field(
-        20,
+        50,
         ge=1,
         le=100,
         description="texts of a batch remembered together (one resolve call); 1: one at a time",

@@ -147,7 +147,7 @@ def remember_window(
         # The dataset's ontology steers every text of the window as it steers a text alone.
         ontology = dataset_ontology(memory, first.user_id, first.dataset)
         _extract_all(memory, texts, reasoning, models, now, deadline, ontology)
-        ready = _up_to_first_failure(texts)
+        ready = within_reply_budget(_up_to_first_failure(texts))
         judged = _judge(memory, ready, reasoning, models, now, deadline)
         stored = _store(memory, ready, judged, models, counts)
         counts["texts_stored"] = len(stored)
@@ -222,6 +222,20 @@ def _up_to_first_failure(texts: Sequence[WindowText]) -> list[WindowText]:
                 "remember.window.cut",
                 extra={"artifact_id": text.artifact_id, "texts": position, "error": str(text.failure)},
             )
+            return list(texts[:position])
+    return list(texts)
+
+
+def within_reply_budget(texts: Sequence[WindowText]) -> list[WindowText]:
+    """The texts whose facts one resolve reply can judge (WINDOW_RESOLVE_MAX_TOKENS, about 340
+    facts), the first always: a window of fact-dense texts is cut, not sent to a reply that would
+    be cut short and then retried text by text. The texts behind are kept as extracted."""
+    room = WINDOW_RESOLVE_MAX_TOKENS // REPLY_TOKENS_PER_FACT
+    facts = 0
+    for position, text in enumerate(texts):
+        facts += len(text.graph.facts) if text.graph is not None else 0
+        if position and facts > room:
+            logger.info("remember.window.cut", extra={"texts": position, "reason": "reply budget"})
             return list(texts[:position])
     return list(texts)
 
