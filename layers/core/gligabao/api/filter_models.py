@@ -17,8 +17,7 @@ from pydantic import (
 )
 
 from gligabao.api.metadata_models import MetadataFilter
-from gligabao.api.validation import RFC3339, resolve_session_id, time_schema
-from gligabao.timefmt import parse_rfc3339
+from gligabao.api.validation import resolve_session_id, rfc3339_time, time_schema
 
 if TYPE_CHECKING:  # the client reads these models without the memory core
     from gligabao.db.retrieval_filters import RetrievalFilters
@@ -27,14 +26,7 @@ FILTER_VALUES_MAX = 50  # values of one list filter
 
 
 def _time(value: object) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not RFC3339.fullmatch(value.strip()):
-        raise ValueError("must be an RFC 3339 time with an offset, e.g. 2022-06-01T00:00:00Z")
-    try:
-        return parse_rfc3339(value)
-    except (ValueError, OverflowError):
-        raise ValueError("is not a valid time") from None
+    return rfc3339_time(value)
 
 
 def Time(description: str):

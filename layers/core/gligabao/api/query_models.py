@@ -28,7 +28,6 @@ from gligabao.api.trajectory_models import (
 )
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
-    RFC3339,
     DatasetField,
     Documented,
     SessionId,
@@ -36,13 +35,13 @@ from gligabao.api.validation import (
     model_policy,
     models_schema,
     reasoning_schema,
+    rfc3339_time,
     server_bundle,
     time_schema,
 )
 from gligabao.errors import BadRequest
 from gligabao.limits import DEFAULT_LIMITS
 from gligabao.model import Nearby, Passage, StoredEntity
-from gligabao.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory.query import Answer, Question
@@ -50,7 +49,7 @@ if TYPE_CHECKING:  # the client imports these models without the memory core
 GEO_RADIUS_MAX_KM = DEFAULT_LIMITS.geo_radius_max_km
 
 
-def _query_text(value: object) -> object:
+def query_text(value: object) -> object:
     if not isinstance(value, str):
         raise ValueError("must be a string")
     if not value.strip():
@@ -83,16 +82,9 @@ def _strict_bool(value: object) -> object:
 
 
 def _as_of(value: object) -> datetime | None:
-    """RFC 3339 with an offset, as `reference_time` of remember; a time that does not exist
-    (February 30, 24:00, an offset of 24 hours, out of the years 1-9999 in UTC) is a 400 too."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not RFC3339.fullmatch(value.strip()):
-        raise ValueError("as_of must be an RFC 3339 time with an offset, e.g. 2022-06-01T00:00:00Z")
-    try:
-        return parse_rfc3339(value)
-    except (ValueError, OverflowError):
-        raise ValueError("as_of is not a valid time") from None
+    """RFC 3339 with an offset, as `reference_time` of remember; a time that does not exist is a
+    400 too."""
+    return rfc3339_time(value, "as_of")
 
 
 AsOf = Annotated[
@@ -150,7 +142,7 @@ class QueryRequest(BaseModel):
     user_id: UserId
     query: Annotated[
         str,
-        BeforeValidator(_query_text),
+        BeforeValidator(query_text),
         WithJsonSchema({"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN}),
     ] = Field(description="the question; not blank")
     dataset: DatasetField

@@ -14,7 +14,7 @@ from pydantic import (
 )
 
 from gligabao.api.filter_models import SearchFilters
-from gligabao.api.query_models import EdgeEvidence, EntityEvidence, PassageEvidence
+from gligabao.api.query_models import EdgeEvidence, EntityEvidence, PassageEvidence, query_text
 from gligabao.api.validation import (
     NON_BLANK_TEXT_PATTERN,
     DatasetField,
@@ -27,14 +27,6 @@ if TYPE_CHECKING:  # the client reads these models without the memory core
 SEARCH_LIMIT_DEFAULT = 10
 SEARCH_LIMIT_MAX = 100
 REASONS = ("keyword", "vector", "expansion", "recent")
-
-
-def _query_text(value: object) -> object:
-    if not isinstance(value, str):
-        raise ValueError("must be a string")
-    if not value.strip():
-        raise ValueError("query must not be empty")
-    return value.strip()
 
 
 def _strict_int(value: object) -> object:
@@ -59,7 +51,7 @@ class SearchRequest(BaseModel):
     user_id: UserId
     query: Annotated[
         str,
-        BeforeValidator(_query_text),
+        BeforeValidator(query_text),
         WithJsonSchema({"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN}),
     ] = Field(description="what to search for; not blank")
     dataset: DatasetField

@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from gligabao.ai.stages import LEVELS, MODEL_NAME, ModelPolicy
 from gligabao.limits import Limits
+from gligabao.timefmt import parse_rfc3339
 
 if TYPE_CHECKING:
     from gligabao.bootstrap import Bundle
@@ -63,6 +65,21 @@ _RFC3339_TIME = (
 )
 RFC3339 = re.compile(_RFC3339_TIME)  # matched whole, once trimmed
 TIME_PATTERN = f"^[{SPACE}]*{_RFC3339_TIME}[{SPACE}]*$"
+
+
+def rfc3339_time(value: object, subject: str = "") -> datetime | None:
+    """An RFC 3339 time with an offset (None stays None); a time that does not exist (February 30,
+    24:00, an offset of 24 hours, out of the years 1-9999 in UTC) is a ValueError too, its message
+    starting with `subject` when given."""
+    if value is None:
+        return None
+    prefix = f"{subject} " if subject else ""
+    if not isinstance(value, str) or not RFC3339.fullmatch(value.strip()):
+        raise ValueError(f"{prefix}must be an RFC 3339 time with an offset, e.g. 2022-06-01T00:00:00Z")
+    try:
+        return parse_rfc3339(value)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{prefix}is not a valid time") from None
 
 
 def time_schema(description: str) -> dict[str, Any]:
