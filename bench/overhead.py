@@ -411,6 +411,31 @@ def breakdown(runs: list[dict]) -> dict:
     }
 
 
+def in_worker_processes(runs: int, warm_up: int) -> dict[str, tuple[float, float]]:
+    """`gligabao serve`'s default: each function in worker processes (one here), the request handed
+    over a pipe. Its parts cannot be timed from this process: {call: (median total, median time
+    inside ContainerPools.invoke, the hand-off and the whole handler)}."""
+    from gligabao import bootstrap
+    from gligabao.local.containers import ContainerPools
+
+    pools = ContainerPools(1, settings_dump=bootstrap.bundle().settings.model_dump())
+    figures: dict[str, list[dict]] = defaultdict(list)
+    with local_api(pools) as (port, _), wrapped([(ContainerPools, "invoke", HAND_OFF)]):
+        way = OverHttp(port)
+        for index in range(warm_up + runs):
+            for call in ("query", "remember"):
+                measured = measure(way, call, 10**6 + index)
+                if index >= warm_up:
+                    figures[call].append(measured)
+    return {
+        call: (
+            statistics.median(run["total"] for run in runs_),
+            statistics.median(run["parts"].get(HAND_OFF, 0.0) for run in runs_),
+        )
+        for call, runs_ in figures.items()
+    }
+
+
 def run_bench(
     port: int, api, runs: int, warm_up: int, keep: dict | None = None
 ) -> dict[tuple[str, str], dict]:
@@ -463,11 +488,12 @@ def instrumented() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def local_api() -> Iterator[tuple[int, object]]:
-    """The local API on a free loopback port of this process, functions in-process."""
+def local_api(containers=None) -> Iterator[tuple[int, object]]:
+    """The local API on a free loopback port of this process; the functions in-process, or in
+    `containers`."""
     from gligabao.local.server import make_server
 
-    server = make_server(ROOT / "template.yaml", port=0, quiet=True)
+    server = make_server(ROOT / "template.yaml", port=0, quiet=True, containers=containers)
     thread = threading.Thread(target=server.serve_forever, name="local-api", daemon=True)
     thread.start()
     try:
@@ -530,7 +556,21 @@ def main() -> None:
     args = parser.parse_args()
     with bench_service() as (port, api), instrumented():
         results = run_bench(port, api, args.runs, args.warm_up)
+        workers = in_worker_processes(args.runs, args.warm_up)
     print_report(results, args.runs)
+    print_workers(results, workers)
+
+
+def print_workers(results: dict[tuple[str, str], dict], workers: dict[str, tuple[float, float]]) -> None:
+    print("\nthrough a worker process (`gligabao serve`'s default, --workers 4; one here), median ms:")
+    for call, (total, inside) in workers.items():
+        in_process = results[("in-process", call)]
+        handler = in_process["total"] - in_process["parts"][EVENT]  # the handler's own, in this process
+        print(
+            f"  {call:<9} total {total:6.2f}; handed to the worker and back {inside:6.2f}, of which the "
+            f"handler in this process takes {handler:.2f}: the pipe and the worker's wake-up about "
+            f"{inside - handler:.2f}"
+        )
 
 
 if __name__ == "__main__":
