@@ -6,8 +6,9 @@ and with the handler called in this process with an API Gateway HTTP API (payloa
 As bench/remember.py: the test suite's fake providers in this process (real SDKs and HTTP, instant
 answers), a scratch database (dropped at the end) on DATABASE_URL's server or on the embedded
 PostgreSQL in var/bench-pgdata, the service's role gligabao_app. The local API is `gligabao serve`'s
-server (in-process functions) on a loopback port of this process, called over one keep-alive
-connection.
+server on a loopback port of this process, called over one keep-alive connection, its functions
+in this process (`--workers 0`) so that their parts can be timed; then the same requests through a
+worker process (`serve`'s default), whose hand-off is the difference.
 
 Nothing in the service is changed: the bench wraps the service's and the libraries' functions
 (monkeypatching, timed with perf_counter) and charges each moment of a request to the innermost
