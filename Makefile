@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead
 
 install: $(VENV)/.installed
 
@@ -112,6 +112,10 @@ bench-idempotency: install
 # remember and query with "eval" off and on (the trajectory's cost), and the no-op recorder's; about a minute.
 bench-trajectory: install
 	$(BIN)/python bench/trajectory_overhead.py
+
+# One query and one remember broken down part by part, over HTTP and in-process (200 runs each; about 1.5 minutes).
+bench-overhead: install
+	$(BIN)/python bench/overhead.py
 
 # A 200 KB document and a batch of 100 texts through the asynchronous path (about 12 minutes:
 # the fake providers answer in 1-3 s per call, and one dataset's jobs run one at a time).
