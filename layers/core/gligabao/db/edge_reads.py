@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 
-from gligabao.db.readback import _EDGE_COLUMNS, _EDGE_ENDS
+from gligabao.db.readback import EDGE_COLUMNS, EDGE_ENDS
 from gligabao.db.retrieval_filters import FILTERED_FACTS, RetrievalFilters
 
 # An edge as a neighbour in the supersession chain: enough to follow it.
@@ -18,16 +18,16 @@ _LINKED_EDGE = """jsonb_build_object('id', x.id, 'relation', x.relation, 'descri
 
 
 def edge_with_provenance(conn: psycopg.Connection, *, user_id: str, edge_id: int) -> dict[str, Any] | None:
-    """The user's edge (`_EDGE_COLUMNS` and its dataset's name), its artifacts (the one that first
+    """The user's edge (`EDGE_COLUMNS` and its dataset's name), its artifacts (the one that first
     stated it and every one that restated it), its sessions, the edge that superseded it and the
     ones it superseded; None when the user has no such edge."""
     return conn.execute(
         f"""
         WITH edge AS (
-            SELECT {_EDGE_COLUMNS}, d.name AS dataset, g.dataset_id
+            SELECT {EDGE_COLUMNS}, d.name AS dataset, g.dataset_id
             FROM gb_edges g
             JOIN gb_datasets d ON d.id = g.dataset_id AND d.user_id = %(user_id)s
-            {_EDGE_ENDS}
+            {EDGE_ENDS}
             WHERE g.id = %(edge_id)s
         )
         SELECT e.*,
@@ -69,9 +69,9 @@ def edge_page(
         SELECT p.*
         FROM dataset AS ds
         LEFT JOIN LATERAL (
-            SELECT {_EDGE_COLUMNS}
+            SELECT {EDGE_COLUMNS}
             FROM gb_edges g
-            {_EDGE_ENDS}
+            {EDGE_ENDS}
             WHERE g.dataset_id = ds.id AND g.id > %(after_id)s AND {FILTERED_FACTS.on("g")}
             ORDER BY g.id
             LIMIT %(take)s + 1

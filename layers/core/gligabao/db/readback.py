@@ -30,13 +30,13 @@ Record = TypeVar("Record")
 
 # An edge as every read back writes it: its endpoints' names, what superseded it and the artifacts
 # that stated it (the first one, `artifact_id`, included even when it has no provenance link).
-_EDGE_COLUMNS = """g.id, g.source_id, g.target_id, s.name AS source, t.name AS target, g.relation,
+EDGE_COLUMNS = """g.id, g.source_id, g.target_id, s.name AS source, t.name AS target, g.relation,
            g.description, g.artifact_id, g.valid_at, g.invalid_at, g.created_at, g.expired_at,
            g.superseded_by, g.model_id,
            ARRAY(SELECT l.artifact_id FROM gb_edge_artifacts l WHERE l.edge_id = g.id
                  UNION SELECT g.artifact_id WHERE g.artifact_id IS NOT NULL
                  ORDER BY 1) AS artifact_ids"""
-_EDGE_ENDS = "JOIN gb_entities s ON s.id = g.source_id JOIN gb_entities t ON t.id = g.target_id"
+EDGE_ENDS = "JOIN gb_entities s ON s.id = g.source_id JOIN gb_entities t ON t.id = g.target_id"
 
 # Where an entity's timeline is: valid_at, an edge without one first, then id (migration 0005).
 _TIMELINE_KEY = "coalesce(g.valid_at, '-infinity'::timestamptz)"
@@ -94,10 +94,10 @@ def session_rows(
             LIMIT %(take)s
         ),
         edge_page AS (
-            SELECT {_EDGE_COLUMNS}
+            SELECT {EDGE_COLUMNS}
             FROM gb_edge_sessions l
             JOIN gb_edges g ON g.id = l.edge_id
-            {_EDGE_ENDS}
+            {EDGE_ENDS}
             WHERE l.session_id = %(session_id)s AND g.dataset_id = (SELECT id FROM dataset)
               AND g.id > %(after_edge)s
             ORDER BY g.id
@@ -121,9 +121,9 @@ def session_rows(
         },
     ).fetchone()
     return SessionRows(
-        _records(ArtifactHeader, row["artifacts"]),
-        _records(StoredEntity, row["entities"]),
-        _records(RecordedEdge, row["edges"]),
+        records_of(ArtifactHeader, row["artifacts"]),
+        records_of(StoredEntity, row["entities"]),
+        records_of(RecordedEdge, row["edges"]),
     )
 
 
@@ -165,9 +165,9 @@ def artifact_rows(conn: psycopg.Connection, *, user_id: str, artifact_id: int) -
             WHERE l.artifact_id IN (SELECT id FROM piece) AND e.dataset_id = (SELECT dataset_id FROM artifact)
         ),
         edge AS (
-            SELECT {_EDGE_COLUMNS}
+            SELECT {EDGE_COLUMNS}
             FROM gb_edges g
-            {_EDGE_ENDS}
+            {EDGE_ENDS}
             WHERE g.dataset_id = (SELECT dataset_id FROM artifact)
               AND g.id IN (SELECT l.edge_id FROM gb_edge_artifacts l WHERE l.artifact_id IN (SELECT id FROM piece)
                            UNION
@@ -187,9 +187,9 @@ def artifact_rows(conn: psycopg.Connection, *, user_id: str, artifact_id: int) -
     lists = {name: row.pop(name) for name in ("chunks", "entities", "edges")}
     return ArtifactRows(
         StoredArtifact(**row),
-        _records(ChunkHeader, lists["chunks"]),
-        _records(StoredEntity, lists["entities"]),
-        _records(RecordedEdge, lists["edges"]),
+        records_of(ChunkHeader, lists["chunks"]),
+        records_of(StoredEntity, lists["entities"]),
+        records_of(RecordedEdge, lists["edges"]),
     )
 
 
@@ -242,10 +242,10 @@ def entity_rows(
             SELECT id, at FROM touching ORDER BY at, id LIMIT %(take)s
         ),
         edge AS (
-            SELECT p.at, {_EDGE_COLUMNS}
+            SELECT p.at, {EDGE_COLUMNS}
             FROM page p
             JOIN gb_edges g ON g.id = p.id
-            {_EDGE_ENDS}
+            {EDGE_ENDS}
             WHERE g.dataset_id = (SELECT dataset_id FROM entity)
         )
         SELECT e.id, e.dataset, e.name, e.type, e.description, e.created_at, e.updated_at, e.sessions,
@@ -265,7 +265,7 @@ def entity_rows(
         return None
     edges = row.pop("edges")
     return EntityRows(
-        EntityDetails(**{**row, "sessions": tuple(row["sessions"])}), _records(RecordedEdge, edges)
+        EntityDetails(**{**row, "sessions": tuple(row["sessions"])}), records_of(RecordedEdge, edges)
     )
 
 
@@ -274,7 +274,7 @@ def timeline_position(valid_at: datetime | None) -> str:
     return TIMELINE_START if valid_at is None else valid_at.isoformat()
 
 
-def _records(record: type[Record], rows: list[dict[str, Any]]) -> list[Record]:
+def records_of(record: type[Record], rows: list[dict[str, Any]]) -> list[Record]:
     """jsonb rows as typed records (times from their RFC 3339 text, arrays as tuples)."""
     return _adapter(record).validate_python(rows)
 

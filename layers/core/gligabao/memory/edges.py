@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from gligabao.db import edge_reads
-from gligabao.db.readback import _records
+from gligabao.db.readback import records_of
 from gligabao.db.retrieval_filters import RetrievalFilters
 from gligabao.errors import NotFound
 from gligabao.memory.cursors import decode_cursor, encode_cursor
@@ -72,11 +72,11 @@ def read_edge(memory: Memory, user_id: str, edge_id: int) -> EdgeDetails:
     row.pop("dataset_id")
     return EdgeDetails(
         dataset=dataset,
-        edge=_records(RecordedEdge, [row])[0],
-        artifacts=_records(ProvenanceArtifact, artifacts),
+        edge=records_of(RecordedEdge, [row])[0],
+        artifacts=records_of(ProvenanceArtifact, artifacts),
         sessions=list(sessions),
-        superseded_by=_records(LinkedEdge, [superseded_by])[0] if superseded_by else None,
-        supersedes=_records(LinkedEdge, supersedes),
+        superseded_by=records_of(LinkedEdge, [superseded_by])[0] if superseded_by else None,
+        supersedes=records_of(LinkedEdge, supersedes),
     )
 
 
@@ -98,6 +98,6 @@ def list_edges(
         )
     if rows is None:
         raise NotFound(f"dataset {dataset!r} not found")
-    edges = _records(RecordedEdge, rows[:take])
+    edges = records_of(RecordedEdge, rows[:take])
     more = len(rows) > take
     return EdgePage(dataset, edges, encode_cursor("edges", edges[-1].id) if more else None)
