@@ -10,8 +10,10 @@ trusted (SSL_CERT_FILE), and nothing it sends leaves the machine.
     proxy.stop()
 
 One request at a time per tunnel (HTTP/1.1, no pipelining), forwarded over a keep-alive connection
-of the tunnel's own; the proxy's own time (TLS, parsing, the hop to the fake) is summed in
-`busy_seconds`, so that a bench can tell it apart from the program's.
+of the tunnel's own. Summed, so that a bench can tell them apart from the program's own time:
+`busy_seconds`, the proxy's own time (TLS, parsing, relaying; the upstream's answer excluded), and
+`round_trip_seconds`, each request from its first byte read to its reply sent, the upstream's
+answer included.
 """
 
 from __future__ import annotations
@@ -126,7 +128,8 @@ class TlsTerminatingProxy:
     def __init__(self, upstreams: dict[str, str], authority: CertificateAuthority):
         self.upstreams = {host: urlsplit(url) for host, url in upstreams.items()}
         self.context = authority.server_context()
-        self.busy_seconds = 0.0  # the proxy's own time per forwarded request, summed
+        self.busy_seconds = 0.0
+        self.round_trip_seconds = 0.0
         self.forwarded = 0
         self.lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -148,9 +151,10 @@ class TlsTerminatingProxy:
         assert self._httpd is not None, "the proxy is not started"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
-    def charge(self, seconds: float) -> None:
+    def charge(self, round_trip: float, upstream: float) -> None:
         with self.lock:
-            self.busy_seconds += seconds
+            self.busy_seconds += round_trip - upstream
+            self.round_trip_seconds += round_trip
             self.forwarded += 1
 
 
@@ -204,8 +208,7 @@ def _handler_for(proxy: TlsTerminatingProxy) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(payload)
             self.wfile.flush()
-            # the upstream's own answer is the fake's time, not the proxy's (its hop is counted)
-            proxy.charge(time.perf_counter() - started - upstream_seconds)
+            proxy.charge(time.perf_counter() - started, upstream_seconds)
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _forward
 
