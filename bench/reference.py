@@ -57,6 +57,7 @@ ASKED_FACT = "Person7 knows Person8."
 NOT_IN_MEMORY = "Nothing in memory says."
 REFERENCE_HOSTS = ("api.anthropic.com", "api.openai.com")
 READY_TIMEOUT_S = 60
+REFERENCE_DATABASE = "gligabao.db"  # the reference's SQLite file, in the run's temporary directory
 PRIVATE_NETWORK_MARK = "GB_BENCH_PRIVATE_NETWORK"  # set before running again under unshare
 
 OURS = "ours"
@@ -182,8 +183,8 @@ def wait_until_listening(port: int, process: subprocess.Popen, log: Path) -> Non
 
 @contextlib.contextmanager
 def reference_server(binary: str, directory: Path, proxy_url: str, ca_file: Path) -> Iterator[int]:
-    """The reference on a free port, its stores and log in `directory`, its model calls through the
-    proxy: the port."""
+    """The reference on a free port, its stores (REFERENCE_DATABASE, vectors beside it) and log in
+    `directory`, its model calls through the proxy: the port."""
     port = free_port()
     config = directory / "gligabao.toml"
     config.write_text(
@@ -200,7 +201,7 @@ def reference_server(binary: str, directory: Path, proxy_url: str, ca_file: Path
     log = directory / "server.log"
     with open(log, "wb") as output:
         process = subprocess.Popen(
-            [binary, "--config", str(config), "serve", "--db", str(directory / "gligabao.db")],
+            [binary, "--config", str(config), "serve", "--db", str(directory / REFERENCE_DATABASE)],
             cwd=directory,
             env=environment,
             stdout=output,
@@ -334,6 +335,20 @@ def remember_small_graph(contestants: list[Contestant]) -> None:
             sys.exit(f"{contestant.name} stored {stored} of the small graph's {DATASET_FACTS} facts: {reply}")
 
 
+def reference_stored_facts(database: Path, dataset: str) -> int:
+    """The facts the reference holds in `dataset`, read from its SQLite file: the fake's replies to
+    its prompts parsed into its graph, not only into its reply."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as connection:
+        (count,) = connection.execute(
+            "SELECT count(*) FROM gb_edges e JOIN gb_datasets d ON d.id = e.dataset_id "
+            "WHERE d.user_id = ? AND d.name = ? AND e.invalid_at IS NULL",
+            ("bench", dataset),
+        ).fetchone()
+    return count
+
+
 def run_interleaved(
     contestants: list[Contestant], runs: int, warm_up: int, model: BothModels
 ) -> dict[tuple[str, str], Figures]:
@@ -429,6 +444,9 @@ def bench(binary: str, runs: int, warm_up: int, with_worker: bool):
                     contestants = [Contestant(name, JsonClient(port)) for name, port in ours.items()]
                     contestants.append(Contestant(REFERENCE, JsonClient(reference_port), proxy))
                     remember_small_graph(contestants)
+                    held = reference_stored_facts(directory / REFERENCE_DATABASE, "small")
+                    if held != DATASET_FACTS:
+                        sys.exit(f"the reference holds {held} of the small graph's {DATASET_FACTS} facts")
                     figures = run_interleaved(contestants, runs, warm_up, model)
                     return figures, [c.name for c in contestants]
             finally:
