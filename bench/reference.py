@@ -46,6 +46,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tls_proxy import TlsTerminatingProxy
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench"), str(ROOT / "layers" / "core")]
@@ -269,7 +273,7 @@ class JsonClient:
 class Contestant:
     name: str
     client: JsonClient
-    proxy: object | None = None  # the reference's: its model calls go through it
+    proxy: TlsTerminatingProxy | None = None  # the reference's: its model calls go through it
 
 
 @dataclass
@@ -422,7 +426,11 @@ def main() -> None:
     print_report(figures, names, args.runs)
 
 
-def bench(binary: str, runs: int, warm_up: int, with_worker: bool):
+def bench(
+    binary: str, runs: int, warm_up: int, with_worker: bool
+) -> tuple[dict[tuple[str, str], Figures], list[str]]:
+    """The fakes, the proxy, the reference and ours, the small graph in each, then the interleaved
+    runs: (the figures, the servers' names in the order printed)."""
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
     from tls_proxy import CertificateAuthority, TlsTerminatingProxy

@@ -12,7 +12,7 @@ trusted (SSL_CERT_FILE), and nothing it sends leaves the machine.
 One request at a time per tunnel (HTTP/1.1, no pipelining), forwarded over a keep-alive connection
 of the tunnel's own. Summed, so that a bench can tell them apart from the program's own time:
 `busy_seconds`, the proxy's own time (TLS, parsing, relaying; the upstream's answer excluded), and
-`round_trip_seconds`, each request from its first byte read to its reply sent, the upstream's
+`round_trip_seconds`, each request from its first byte read to its reply's head sent, the upstream's
 answer included.
 """
 
@@ -206,9 +206,10 @@ def _handler_for(proxy: TlsTerminatingProxy) -> type[BaseHTTPRequestHandler]:
                     self.send_header(name, value)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
+            # charged before the body goes out: the client cannot have the reply before the counts
+            proxy.charge(time.perf_counter() - started, upstream_seconds)
             self.wfile.write(payload)
             self.wfile.flush()
-            proxy.charge(time.perf_counter() - started, upstream_seconds)
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _forward
 
