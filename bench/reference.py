@@ -321,6 +321,7 @@ def measure(contestant: Contestant, call: str, run: int, model: BothModels) -> S
         in_context=model.asked_fact_seen if call == "query" else None,
     )
     if proxy:
+        proxy.settle()
         sample.proxy_ms = (proxy.busy_seconds - before[0]) * 1000
         sample.model_ms = (proxy.round_trip_seconds - before[1]) * 1000
         sample.model_calls = proxy.forwarded - before[2]

@@ -12,8 +12,8 @@ trusted (SSL_CERT_FILE), and nothing it sends leaves the machine.
 One request at a time per tunnel (HTTP/1.1, no pipelining), forwarded over a keep-alive connection
 of the tunnel's own. Summed, so that a bench can tell them apart from the program's own time:
 `busy_seconds`, the proxy's own time (TLS, parsing, relaying; the upstream's answer excluded), and
-`round_trip_seconds`, each request from its first byte read to its reply's head sent, the upstream's
-answer included.
+`round_trip_seconds`, each request from its headers read to its reply sent, the upstream's
+answer included. `settle()` waits for the requests in flight to be counted.
 """
 
 from __future__ import annotations
@@ -131,7 +131,9 @@ class TlsTerminatingProxy:
         self.busy_seconds = 0.0
         self.round_trip_seconds = 0.0
         self.forwarded = 0
+        self.in_flight = 0
         self.lock = threading.Lock()
+        self.idle = threading.Condition(self.lock)
         self._httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> TlsTerminatingProxy:
@@ -151,11 +153,23 @@ class TlsTerminatingProxy:
         assert self._httpd is not None, "the proxy is not started"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
+    def begin(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+
     def charge(self, round_trip: float, upstream: float) -> None:
         with self.lock:
             self.busy_seconds += round_trip - upstream
             self.round_trip_seconds += round_trip
             self.forwarded += 1
+            self.in_flight -= 1
+            self.idle.notify_all()
+
+    def settle(self, timeout_s: float = 5.0) -> None:
+        """Waits until no request is in the proxy: a client can have a reply before the proxy has
+        counted it (the count comes after the reply's last byte, whose encryption is the proxy's)."""
+        with self.idle:
+            self.idle.wait_for(lambda: self.in_flight == 0, timeout_s)
 
 
 def _handler_for(proxy: TlsTerminatingProxy) -> type[BaseHTTPRequestHandler]:
@@ -192,6 +206,15 @@ def _handler_for(proxy: TlsTerminatingProxy) -> type[BaseHTTPRequestHandler]:
 
         def _forward(self) -> None:
             started = time.perf_counter()
+            proxy.begin()
+            upstream_seconds = 0.0
+            try:
+                upstream_seconds = self._relay()
+            finally:
+                proxy.charge(time.perf_counter() - started, upstream_seconds)
+
+        def _relay(self) -> float:
+            """The request to the upstream, its reply back: the seconds the upstream took."""
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else None
             headers = {name: value for name, value in self.headers.items() if name.lower() not in HOP_BY_HOP}
@@ -206,10 +229,9 @@ def _handler_for(proxy: TlsTerminatingProxy) -> type[BaseHTTPRequestHandler]:
                     self.send_header(name, value)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            # charged before the body goes out: the client cannot have the reply before the counts
-            proxy.charge(time.perf_counter() - started, upstream_seconds)
             self.wfile.write(payload)
             self.wfile.flush()
+            return upstream_seconds
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _forward
 

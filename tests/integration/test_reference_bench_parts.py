@@ -44,7 +44,8 @@ def test_the_proxy_hands_an_sdk_call_over_tls_to_the_fake(proxied_anthropic):
 
     assert [m["messages"][0]["content"] for m in fake.messages] == ["Hi", "Hi"]
     assert fake.requests[0].headers["host"] == "api.anthropic.com"
-    assert proxy.forwarded == 2 and proxy.busy_seconds > 0
+    proxy.settle()
+    assert proxy.forwarded == 2 and 0 < proxy.busy_seconds < proxy.round_trip_seconds
 
 
 def test_a_client_that_does_not_trust_the_ca_is_refused(proxied_anthropic):
