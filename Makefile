@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference
 
 install: $(VENV)/.installed
 
@@ -155,5 +155,19 @@ $(BENCH_VENV)/.installed: pyproject.toml layers/core/requirements.txt
 bench-retrieval-quality: $(BENCH_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(BENCH_VENV)/bin/python bench/retrieval_quality.py
 
+# Our server beside the reference server (gligabao-server 0.108.1, the Go server this service ports),
+# measured interleaved in one run, every process in a network namespace of its own with only
+# loopback (as root: `unshare -n`). Its own environment: the `reference` extra, which `make test`
+# never installs, and pytest (the fake providers' helpers import it).
+REFERENCE_VENV := .venv-reference
+
+$(REFERENCE_VENV)/.installed: pyproject.toml layers/core/requirements.txt
+	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)
+	$(REFERENCE_VENV)/bin/python -m pip install -q pytest -e '.[local,reference]'
+	touch $@
+
+bench-reference: $(REFERENCE_VENV)/.installed
+	$(REFERENCE_VENV)/bin/python bench/reference.py
+
 clean:
-	rm -rf $(VENV) $(TOOLS) $(BENCH_VENV) .aws-sam
+	rm -rf $(VENV) $(TOOLS) $(BENCH_VENV) $(REFERENCE_VENV) .aws-sam
