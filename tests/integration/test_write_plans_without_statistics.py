@@ -1,0 +1,190 @@
+"""The write path's statements are planned right on tables that have no statistics yet (a dataset
+just imported, which autovacuum has not analyzed): each stored row is read through the index of
+what the remember names (an entity's name, an entity's live edges, a triple, an id), never by
+reading the dataset's rows through its index of datasets once per name or entity.
+
+The graph is written by its owner into a database of its own, with autovacuum off on its tables so
+that nothing analyzes them; the statements run as the service runs them (gligabao_app, under
+row-level security), under EXPLAIN."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from gligabao.db import graph_writes
+from gligabao.settings import Settings
+
+ENTITIES = 300
+HUB_FACTS = 1000  # live facts about one entity (an agent's user)
+OTHER_FACTS = 2000
+GRAPH_TABLES = ("gb_entities", "gb_edges", "gb_artifacts", "gb_datasets")
+
+
+@pytest.fixture(scope="module")
+def unanalyzed(admin_database_url):
+    """(owner URL, service URL, dataset id) of a database whose graph was never analyzed."""
+    from gligabao.db.connection import Database
+    from gligabao.db.migrate import APP_ROLE, ensure_schema
+
+    name = f"gligabao_unanalyzed_{os.getpid()}"
+    params = conninfo_to_dict(admin_database_url)
+    with psycopg.connect(admin_database_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    owner_url = make_conninfo(**{**params, "dbname": name})
+    schema = Database(lambda: owner_url)
+    ensure_schema(schema, Settings().embedding_dimensions)
+    schema.close()
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        for table in GRAPH_TABLES:
+            conn.execute(
+                sql.SQL("ALTER TABLE {} SET (autovacuum_enabled = false)").format(sql.Identifier(table))
+            )
+        dataset_id = conn.execute(
+            "INSERT INTO gb_datasets (user_id, name) VALUES ('u1', 'default') RETURNING id"
+        ).fetchone()[0]
+        conn.execute(
+            """INSERT INTO gb_entities (dataset_id, name, normalized_name, type)
+               SELECT %s, 'Person ' || i, 'person ' || i, 'person' FROM generate_series(1, %s) AS i""",
+            [dataset_id, ENTITIES],
+        )
+        # The first entity is in HUB_FACTS facts; the others' facts are spread among them all. Each
+        # fact has a vector, which fills most of its row's page (migration 0013), as stored facts do.
+        conn.execute(
+            """INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, embedding)
+               SELECT %(ds)s, CASE WHEN i <= %(hub)s THEN 1 ELSE 2 + i %% (%(n)s - 1) END,
+                      2 + (i * 7) %% (%(n)s - 1), 'knows', 'fact ' || i,
+                      array_fill(1 + i %% 7, ARRAY[%(dims)s])::vector
+               FROM generate_series(1, %(hub)s + %(other)s) AS i""",
+            {
+                "ds": dataset_id,
+                "hub": HUB_FACTS,
+                "other": OTHER_FACTS,
+                "n": ENTITIES,
+                "dims": Settings().embedding_dimensions,
+            },
+        )
+        unanalyzed_tables = conn.execute(
+            "SELECT count(*) FROM pg_stats WHERE tablename = ANY(%s)", [list(GRAPH_TABLES)]
+        ).fetchone()[0]
+        assert unanalyzed_tables == 0, "the tables have statistics: the test would prove nothing"
+    service_url = make_conninfo(**{**params, "dbname": name, "user": APP_ROLE})
+    yield owner_url, service_url, dataset_id
+    with psycopg.connect(admin_database_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+class Explaining:
+    """A connection for graph_writes whose statements are only explained (no rows come back)."""
+
+    def __init__(self, conn: psycopg.Connection):
+        self.conn = conn
+        self.plans: list[dict] = []
+
+    def cursor(self, row_factory=None):
+        return self
+
+    def execute(self, query, params=None):
+        [(plan,)] = self.conn.execute("EXPLAIN (FORMAT JSON) " + query, params).fetchall()
+        self.plans.append(plan[0]["Plan"])
+        return self
+
+    def fetchall(self):
+        return []
+
+
+def explained(service_url: str, run) -> list[dict]:
+    """The plan nodes of the statements `run(conn)` sends, as user u1 of the service."""
+    from gligabao.db.connection import register_vector
+
+    with psycopg.connect(service_url) as conn:
+        register_vector(conn)
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        explaining = Explaining(conn)
+        run(explaining)
+        conn.rollback()
+    return [node for plan in explaining.plans for node in _nodes(plan)]
+
+
+def _nodes(node: dict):
+    yield node
+    for child in node.get("Plans", []):
+        yield from _nodes(child)
+
+
+def _vector(axis: int) -> list[float]:
+    vector = [0.0] * Settings().embedding_dimensions
+    vector[axis] = 1.0
+    return vector
+
+
+def _indexes(nodes: list[dict]) -> set[str]:
+    return {node["Index Name"] for node in nodes if "Index Name" in node}
+
+
+def _scans_filtering_by(nodes: list[dict], relation: str, column: str) -> list[dict]:
+    """The scans of `relation` that filter each row they read by `column` (not an index condition)."""
+    return [
+        node for node in nodes if node.get("Relation Name") == relation and column in node.get("Filter", "")
+    ]
+
+
+def test_the_candidate_facts_are_read_through_each_entitys_live_edges(unanalyzed):
+    _, service_url, dataset_id = unanalyzed
+    nodes = explained(
+        service_url,
+        lambda conn: graph_writes.candidate_edges(
+            conn,
+            dataset_id,
+            [1, 2, 3],
+            [_vector(0), _vector(1)],
+            threshold=0.75,
+            limit=50,
+            per_entity=1000,
+            exact_max=1000,
+        ),
+    )
+    assert {"gb_edges_live_source", "gb_edges_live_target"} <= _indexes(nodes)
+    assert not _scans_filtering_by(nodes, "gb_edges", "source_id"), json.dumps(nodes)[:2000]
+    assert not _scans_filtering_by(nodes, "gb_edges", "target_id")
+    names_read = [node.get("Index Name") for node in nodes if node.get("Relation Name") == "gb_entities"]
+    assert names_read and set(names_read) == {"gb_entities_pkey"}
+
+
+def test_the_match_reads_each_name_through_the_names_index_and_each_triple_through_its_own(unanalyzed):
+    _, service_url, dataset_id = unanalyzed
+    names = ["person 1", "person 2", "person 9999"]
+    nodes = explained(
+        service_url,
+        lambda conn: graph_writes.known_entities_and_live_edges(
+            conn,
+            dataset_id,
+            names,
+            [_vector(i) for i in range(len(names))],
+            0.75,
+            [(0, 1, "knows"), (1, 2, "knows")],
+            exact_max=1000,
+            walk=64,
+        ),
+    )
+    assert {"gb_entities_dataset_id_normalized_name_key", "gb_edges_live_pair"} <= _indexes(nodes)
+    assert "gb_entities_name_prefix" not in _indexes(nodes)
+    assert "gb_edges_live_dataset" not in _indexes(nodes)
+    assert not _scans_filtering_by(nodes, "gb_entities", "normalized_name")
+
+
+def test_the_stores_live_edges_are_read_by_triple_and_by_id(unanalyzed):
+    _, service_url, dataset_id = unanalyzed
+    nodes = explained(
+        service_url,
+        lambda conn: graph_writes.live_edges(conn, dataset_id, [(1, 2, "knows"), (2, 3, "knows")], [5, 6]),
+    )
+    assert {"gb_edges_live_pair", "gb_edges_pkey"} <= _indexes(nodes)
+    assert "gb_edges_live_dataset" not in _indexes(nodes)
+    assert not _scans_filtering_by(nodes, "gb_edges", "source_id")
