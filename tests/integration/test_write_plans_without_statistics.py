@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import psycopg
 import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from remember_helpers import chain_text, use_rule_based_model
+from sql_counting import counting_round_trips
 
+from gligabao import bootstrap
 from gligabao.db import graph_writes
+from gligabao.memory.remember import LARGE_REMEMBER_FACTS, TextToRemember, remember_text
 from gligabao.settings import Settings
 
 ENTITIES = 300
@@ -188,3 +193,46 @@ def test_the_stores_live_edges_are_read_by_triple_and_by_id(unanalyzed):
     assert {"gb_edges_live_pair", "gb_edges_pkey"} <= _indexes(nodes)
     assert "gb_edges_live_dataset" not in _indexes(nodes)
     assert not _scans_filtering_by(nodes, "gb_edges", "source_id")
+
+
+# --- a large remember, and a window of texts, analyze what changed enough (last in the file: the
+# tables of the database above have statistics after it)
+
+
+def test_the_stale_tables_are_analyzed_by_the_service_and_only_once(unanalyzed):
+    owner_url, service_url, _ = unanalyzed
+    with psycopg.connect(owner_url, autocommit=True) as owner:
+        for _ in range(100):  # the loading connection's counters reach the statistics when it ends
+            changed = owner.execute(
+                "SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'gb_edges'"
+            ).fetchone()[0]
+            if changed >= HUB_FACTS + OTHER_FACTS:
+                break
+            time.sleep(0.1)
+        with psycopg.connect(service_url) as conn:
+            first = graph_writes.send_analyze_stale_tables(conn).fetchone()[0]
+            conn.commit()
+            again = graph_writes.send_analyze_stale_tables(conn).fetchone()[0]
+            conn.commit()
+        analyzed = owner.execute(
+            "SELECT count(*) FROM pg_stats WHERE tablename = 'gb_edges' AND attname = 'source_id'"
+        ).fetchone()[0]
+    assert {"gb_edges", "gb_entities"} <= set(first)
+    assert analyzed == 1
+    assert again == []
+
+
+@pytest.fixture
+def rule_based(fake_anthropic, fake_openai):
+    use_rule_based_model(fake_anthropic)
+
+
+def analyzing_statements(text: str) -> int:
+    with counting_round_trips() as round_trips:
+        remember_text(bootstrap.bundle(), TextToRemember(user_id="u1", dataset="d", text=text))
+    return sum("gb_analyze_stale_graph" in statement for statement in round_trips.statements)
+
+
+def test_a_large_remember_ends_by_analyzing_and_a_small_one_does_not(db, rule_based):
+    assert analyzing_statements(chain_text(LARGE_REMEMBER_FACTS - 1)) == 0
+    assert analyzing_statements(chain_text(LARGE_REMEMBER_FACTS, start=100)) == 1

@@ -765,3 +765,11 @@ def link(
 # back by the server, ~80 ms of a remember of 50 facts.
 def _vector(values: Sequence[float] | None) -> Vector | None:
     return None if values is None else Vector(list(values))
+
+
+def send_analyze_stale_tables(conn: psycopg.Connection) -> psycopg.Cursor:
+    """Analyze the graph's tables that changed enough since their last analysis for autovacuum to
+    analyze them (migration 0034's gb_analyze_stale_graph: the tables' owner's right, skipped when
+    another session is analyzing one, never an error). Sent last in a store's transaction, its
+    result (the tables analyzed) is read with the COMMIT's round trip, if at all."""
+    return conn.execute("SELECT gb_analyze_stale_graph() AS analyzed")
