@@ -23,7 +23,8 @@ ALTER INDEX gb_edges_live_target_newest RENAME TO gb_edges_live_target;
 
 -- gb_analyze_stale_graph(): analyze the graph's tables that autovacuum would analyze now (those
 -- changed by more than autovacuum_analyze_threshold + autovacuum_analyze_scale_factor x their rows
--- since their last analysis), and return their names. A large remember and a window of texts call
+-- since their last analysis), and at least 1,000 rows (below that, a table's plans hardly differ and
+-- its analysis would be a cost to every few remembers), and return their names. A large remember and a window of texts call
 -- it at the end of their transaction, so that a dataset being imported has statistics before
 -- autovacuum comes round to it (the planner's choices for the query's statements depend on them).
 --
@@ -46,8 +47,10 @@ BEGIN
         WHERE s.schemaname = 'public'
           AND s.relname IN ('gb_entities', 'gb_edges', 'gb_artifacts', 'gb_entity_artifacts',
                             'gb_edge_artifacts', 'gb_entity_sessions', 'gb_edge_sessions')
-          AND s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8
-              + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0)
+          AND s.n_mod_since_analyze > greatest(
+                  1000,
+                  current_setting('autovacuum_analyze_threshold')::float8
+                  + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0))
         ORDER BY s.relname
     LOOP
         BEGIN
