@@ -155,11 +155,36 @@ def test_the_candidate_facts_are_read_through_each_entitys_live_edges(unanalyzed
             exact_max=1000,
         ),
     )
-    assert {"gb_edges_live_source", "gb_edges_live_target"} <= _indexes(nodes)
+    assert any(node.get("Function Name") == "gb_live_edges_around" for node in nodes)
     assert not _scans_filtering_by(nodes, "gb_edges", "source_id"), json.dumps(nodes)[:2000]
     assert not _scans_filtering_by(nodes, "gb_edges", "target_id")
     names_read = [node.get("Index Name") for node in nodes if node.get("Relation Name") == "gb_entities"]
     assert names_read and set(names_read) == {"gb_entities_pkey"}
+
+
+def test_the_newest_live_edges_around_an_entity_are_walked_newest_first(unanalyzed):
+    owner_url, service_url, dataset_id = unanalyzed
+    indexes = ["gb_edges_live_source", "gb_edges_live_target", "gb_edges_live_dataset", "gb_edges_live_pair"]
+    with psycopg.connect(service_url) as conn:
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        around = conn.execute("SELECT gb_live_edges_around(%s, '{1,2}', 10)", [dataset_id]).fetchall()
+        scans = dict(
+            conn.execute(
+                "SELECT name, pg_stat_get_xact_numscans(name::regclass) FROM unnest(%s::text[]) AS name",
+                [indexes],
+            ).fetchall()
+        )
+        conn.rollback()
+    with psycopg.connect(owner_url) as owner:
+        newest = owner.execute(
+            """SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY k, e ORDER BY created_at DESC, id DESC) AS n
+                               FROM gb_edges, unnest('{1,2}'::bigint[]) AS k, unnest('{s,t}'::text[]) AS e
+                               WHERE expired_at IS NULL AND (CASE e WHEN 's' THEN source_id ELSE target_id END) = k) AS r
+               WHERE n <= 10"""
+        ).fetchall()
+    assert sorted(row[0] for row in around) == sorted(row[0] for row in newest)
+    assert scans["gb_edges_live_source"] > 0 and scans["gb_edges_live_target"] > 0
+    assert scans["gb_edges_live_dataset"] == scans["gb_edges_live_pair"] == 0
 
 
 def test_the_match_reads_each_name_through_the_names_index_and_each_triple_through_its_own(unanalyzed):

@@ -500,19 +500,6 @@ def send_live_edges(
     )
 
 
-# The newest `%(per_entity)s` live edges at each end of the entity `k.id`, read in that order
-# through gb_edges_live_source and gb_edges_live_target, with their dataset for the caller to check
-# (a condition on it here would let the planner, without statistics, read the dataset's live edges
-# through their index of datasets for each entity; graph_reads.newest_live_edges is the query's).
-_NEWEST_LIVE_AROUND = "\n                  UNION ALL\n                  ".join(
-    f"""(SELECT g.id, g.dataset_id FROM gb_edges AS g
-                   WHERE g.{end} = k.id AND g.expired_at IS NULL
-                   ORDER BY g.created_at DESC, g.id DESC
-                   LIMIT %(per_entity)s)"""
-    for end in ("source_id", "target_id")
-)
-
-
 # The `%(limit)s` live edges of the dataset nearest to `n.embedding`, as remember's candidate-fact
 # search reads them (bench/query.py times it as it is).
 NEAREST_LIVE_EDGES = _nearest_first(
@@ -578,11 +565,9 @@ def send_candidate_edges(
         WITH new_fact AS (
             SELECT embedding FROM unnest(%(embeddings)b::vector[]) AS n(embedding)
         ),
-        around AS (
-            SELECT n.id
-            FROM unnest(%(entity_ids)s::bigint[]) AS k(id)
-            CROSS JOIN LATERAL ({_NEWEST_LIVE_AROUND}) AS n
-            WHERE n.dataset_id = %(dataset_id)s
+        around AS (  -- the newest live edges at each end of each entity (migration 0034)
+            SELECT id
+            FROM gb_live_edges_around(%(dataset_id)s::bigint, %(entity_ids)s::bigint[], %(per_entity)s::integer) AS a(id)
         ),
         near_vector AS (
             SELECT near.id
