@@ -25,7 +25,7 @@ from gligabao.db import graph_writes
 from gligabao.memory.remember import LARGE_REMEMBER_FACTS, TextToRemember, remember_text
 from gligabao.settings import Settings
 
-ENTITIES = 300
+ENTITIES = 3000
 HUB_FACTS = 1000  # live facts about one entity (an agent's user)
 OTHER_FACTS = 2000
 GRAPH_TABLES = ("gb_entities", "gb_edges", "gb_artifacts", "gb_datasets")
@@ -243,7 +243,7 @@ def test_the_stale_tables_are_analyzed_by_the_service_and_only_once(unanalyzed):
             "SELECT count(*) FROM pg_stats WHERE tablename = 'gb_edges' AND attname = 'source_id'"
         ).fetchone()[0]
     assert "gb_edges" in first  # 3,000 rows changed
-    assert "gb_entities" not in first  # 300: under the 1,000 rows worth an analysis
+    assert "gb_entities" in first  # 3,000
     assert analyzed == 1
     assert again == []
 
