@@ -17,7 +17,6 @@ from pgvector import Vector
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from gligabao.db.graph_reads import newest_live_edges
 from gligabao.db.jobs import NOT_CANCELLED, NOT_QUEUED
 from gligabao.model import EndedEdge, StoredEdge, StoredEntity
 
@@ -189,11 +188,23 @@ def _nearest_first(select: str, column: str, to: str, limit: str, rows: str, wal
 # vector whose cosine is at least the threshold, among the entities whose name could be the same
 # (one name a short form of the other: migration 0011, found by the name keys of migration 0015)
 # unless `name_guard` is off (then among all the dataset's entities); rows with neither are left out.
+#
+# The write path's statements are shaped so that their plan is the same with statistics and without
+# (a dataset just imported, which autovacuum has not analyzed yet): each stored row is reached from
+# the new names, ids or triples, one lookup each, in a LATERAL subquery that `OFFSET 0` keeps the
+# planner from flattening, and the dataset is checked on the rows found, outside it. A table without
+# statistics looks like a few rows, and row-level security's condition on the dataset (migration
+# 0003) beside the statement's own made the dataset's index look the most selective: the planner read
+# all the dataset's rows through it, once per new name or entity (docs/performance.md, "The write
+# path as the graph grows"). Inside, that condition of row-level security is the only one on the
+# dataset, and the lookup's own index (a name's, an id's, a triple's) is the cheaper.
 _MATCH_TEMPLATE = """
         SELECT i.ord, coalesce(by_name.id, by_vector.id) AS id
         FROM unnest(%(names)s::text[], %(embeddings)b::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
-        LEFT JOIN gb_entities by_name
-               ON by_name.dataset_id = %(dataset_id)s AND by_name.normalized_name = i.normalized_name
+        LEFT JOIN LATERAL (SELECT n.id
+                           FROM (SELECT n.id, n.dataset_id FROM gb_entities n
+                                 WHERE n.normalized_name = i.normalized_name OFFSET 0) n
+                           WHERE n.dataset_id = %(dataset_id)s) by_name ON true
         LEFT JOIN LATERAL {nearest} by_vector ON true
         WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
 """
@@ -205,7 +216,7 @@ _MATCH_CANDIDATES = """
               {name_guard}"""
 _GUARDED_CANDIDATES = _MATCH_CANDIDATES.format(
     candidates="""unnest(gb_entities_could_be(%(dataset_id)s, i.normalized_name)) AS c(id)
-                 JOIN gb_entities e ON e.id = c.id""",
+                 CROSS JOIN LATERAL (SELECT * FROM gb_entities e WHERE e.id = c.id OFFSET 0) e""",
     name_guard="AND gb_could_be_one_entity(e.normalized_name, i.normalized_name)",
 )
 _MATCH_SQL = {
@@ -304,12 +315,10 @@ def known_entities_and_live_edges(
                NULL::timestamptz AS expired_at, NULL::text AS model_id
         FROM matched m
         UNION ALL
-        SELECT NULL, NULL, {_EDGE_COLUMNS}
-        FROM gb_edges e
-        JOIN gb_entities s ON s.id = e.source_id
-        JOIN gb_entities t ON t.id = e.target_id
-        WHERE e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
-          AND (e.source_id, e.target_id, e.relation) IN (SELECT * FROM triple)
+        SELECT NULL, NULL, {_NAMED_EDGE_COLUMNS}
+        FROM triple
+        CROSS JOIN LATERAL ({_LIVE_OF_TRIPLE.format(triple="triple")}) e
+        WHERE e.dataset_id = %(dataset_id)s
         """,
         {
             **_match_parameters(dataset_id, normalized_names, embeddings, threshold, exact_max, walk),
@@ -429,8 +438,23 @@ def send_upsert_entities(
     )
 
 
-_EDGE_COLUMNS = """e.id, e.source_id, e.target_id, s.name AS source, t.name AS target, e.relation, e.description,
-               e.artifact_id, e.valid_at, e.invalid_at, e.created_at, e.expired_at, e.model_id"""
+# An edge's columns with its endpoints' names, each name read by its entity's id (a join could read
+# the dataset's entities for each edge when the table has no statistics).
+_NAMED_EDGE_COLUMNS = """e.id, e.source_id, e.target_id,
+               (SELECT s.name FROM gb_entities s WHERE s.id = e.source_id) AS source,
+               (SELECT t.name FROM gb_entities t WHERE t.id = e.target_id) AS target,
+               e.relation, e.description, e.artifact_id, e.valid_at, e.invalid_at, e.created_at, e.expired_at,
+               e.model_id"""
+
+# The live edges of one (source_id, target_id, relation) of `{triple}`, through gb_edges_live_pair
+# (migration 0024); the caller checks their dataset.
+_LIVE_OF_TRIPLE = """SELECT * FROM gb_edges g
+                   WHERE g.source_id = {triple}.source_id AND g.target_id = {triple}.target_id
+                     AND g.relation = {triple}.relation AND g.expired_at IS NULL
+                   OFFSET 0"""
+
+# The edge of each id of `{ids}` (its `id` column), by its primary key; the caller checks its dataset.
+_EDGE_OF_ID = "SELECT * FROM gb_edges g WHERE g.id = {ids}.id OFFSET 0"
 
 
 def live_edges(
@@ -452,14 +476,18 @@ def send_live_edges(
     """`live_edges`'s statement, its rows read later (`fetchall()`)."""
     return conn.cursor(row_factory=class_row(StoredEdge)).execute(
         f"""
-        SELECT {_EDGE_COLUMNS}
-        FROM gb_edges e
-        JOIN gb_entities s ON s.id = e.source_id
-        JOIN gb_entities t ON t.id = e.target_id
+        WITH wanted AS (
+            SELECT g.id
+            FROM unnest(%(source_id)s::bigint[], %(target_id)s::bigint[], %(relation)s::text[])
+                 AS triple(source_id, target_id, relation)
+            CROSS JOIN LATERAL ({_LIVE_OF_TRIPLE.format(triple="triple")}) g
+            UNION
+            SELECT id FROM unnest(%(ids)s::bigint[]) AS i(id)
+        )
+        SELECT {_NAMED_EDGE_COLUMNS}
+        FROM wanted
+        CROSS JOIN LATERAL ({_EDGE_OF_ID.format(ids="wanted")}) e
         WHERE e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
-          AND ((e.source_id, e.target_id, e.relation) IN (
-                   SELECT * FROM unnest(%(source_id)s::bigint[], %(target_id)s::bigint[], %(relation)s::text[]))
-               OR e.id = ANY(%(ids)s::bigint[]))
         ORDER BY e.id
         """,
         {
@@ -537,10 +565,9 @@ def send_candidate_edges(
         WITH new_fact AS (
             SELECT embedding FROM unnest(%(embeddings)b::vector[]) AS n(embedding)
         ),
-        around AS (
-            SELECT n.id
-            FROM unnest(%(entity_ids)s::bigint[]) AS k(id)
-            CROSS JOIN LATERAL ({newest_live_edges("k.id", "%(per_entity)s", "%(dataset_id)s")}) AS n
+        around AS (  -- the newest live edges at each end of each entity (migration 0034)
+            SELECT id
+            FROM gb_live_edges_around(%(dataset_id)s::bigint, %(entity_ids)s::bigint[], %(per_entity)s::integer) AS a(id)
         ),
         near_vector AS (
             SELECT near.id
@@ -551,12 +578,10 @@ def send_candidate_edges(
         candidate AS (
             SELECT id FROM around UNION SELECT id FROM near_vector
         )
-        SELECT {_EDGE_COLUMNS}
+        SELECT {_NAMED_EDGE_COLUMNS}
         FROM candidate c
-        JOIN gb_edges e ON e.id = c.id
-        JOIN gb_entities s ON s.id = e.source_id
-        JOIN gb_entities t ON t.id = e.target_id
-        WHERE NOT e.id = ANY(%(exclude_ids)s::bigint[])
+        CROSS JOIN LATERAL ({_EDGE_OF_ID.format(ids="c")}) e
+        WHERE e.dataset_id = %(dataset_id)s AND NOT e.id = ANY(%(exclude_ids)s::bigint[])
         ORDER BY (SELECT max(1 - (e.embedding <=> n.embedding)) FROM new_fact n) DESC NULLS LAST,
                  e.created_at DESC, e.id DESC
         LIMIT %(limit)s
@@ -725,3 +750,11 @@ def link(
 # back by the server, ~80 ms of a remember of 50 facts.
 def _vector(values: Sequence[float] | None) -> Vector | None:
     return None if values is None else Vector(list(values))
+
+
+def send_analyze_stale_tables(conn: psycopg.Connection) -> psycopg.Cursor:
+    """Analyze the graph's tables that changed enough since their last analysis for autovacuum to
+    analyze them (migration 0034's gb_analyze_stale_graph: the tables' owner's right, skipped when
+    another session is analyzing one, never an error). Sent last in a store's transaction, its
+    result (the tables analyzed) is read with the COMMIT's round trip, if at all."""
+    return conn.execute("SELECT gb_analyze_stale_graph() AS analyzed")

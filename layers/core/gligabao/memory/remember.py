@@ -30,6 +30,12 @@ from gligabao.memory.trajectory import recorder_for
 from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, save_inferences, unsaved_on_failure
 
+# A remember of this many facts or more ends by analyzing the graph's tables that changed enough
+# since their last analysis (db/graph_writes.send_analyze_stale_tables, with its COMMIT's round
+# trip): a dataset being imported has its statistics before autovacuum comes round to it, so that
+# the plans of the queries asked right after the import are the ones its size calls for.
+LARGE_REMEMBER_FACTS = 20
+
 
 class AlreadyStored(Exception):
     """The pending artifact a remember was to fill is done, gone or cancelled (its request's jobs
@@ -328,6 +334,8 @@ def store(
         )
         save_inferences(uow.conn, op.call)
         remembered = op.trajectory.save_remember(uow.conn, dataset_id, remembered)
+        if len(graph.facts) >= LARGE_REMEMBER_FACTS:
+            graph_writes.send_analyze_stale_tables(uow.conn)
     return remembered
 
 

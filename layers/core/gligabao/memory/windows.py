@@ -40,6 +40,7 @@ from gligabao.ai.prompts.resolve import (
     window_resolve_prompt,
 )
 from gligabao.ai.stages import level_for
+from gligabao.db import graph_writes
 from gligabao.db import jobs as job_rows
 from gligabao.db import prepared as prepared_rows
 from gligabao.db.jobs import QueuedBehind
@@ -395,6 +396,7 @@ def _store_in_one_transaction(
                 counts[name] = counts.get(name, 0) + count
         for text in texts:
             save_inferences(uow.conn, text.call)
+        graph_writes.send_analyze_stale_tables(uow.conn)  # a window is a batch: see LARGE_REMEMBER_FACTS
     logger.info("remember.window", extra={"texts": len(texts), "stored": len(stored)})
     return stored
 
