@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-world bench-world-query bench-world-remember
 
 install: $(VENV)/.installed
 
@@ -125,6 +125,19 @@ bench-ingest: install
 # Builds 10k/100k/1M-edge datasets the first time (about 25 minutes for 1M on 2 cores), kept in var/bench-pgdata.
 bench-query: install
 	$(BIN)/python bench/query.py --sizes 10k,100k,1m --queries 300 --recall-queries 40
+
+# The realistic world (bench/realistic_world.py) loaded through the API by the bulk import, 2k, 10k and
+# 100k facts, kept in var/bench-realistic-pgdata (autovacuum off); 100k takes about an hour on the 2
+# loaded cores. WORLD_SIZES= for fewer. Then its queries and its remembers of 50 new facts.
+WORLD_SIZES ?= 2k,10k,100k
+bench-world: install
+	$(BIN)/python bench/realistic_world.py --sizes $(WORLD_SIZES)
+
+bench-world-query: install
+	$(BIN)/python bench/query.py --world realistic --sizes $(WORLD_SIZES)
+
+bench-world-remember: install
+	$(BIN)/python bench/remember.py --world realistic --sizes $(WORLD_SIZES)
 
 # The same retrievals and remembers alternately as the tables' owner and as gligabao_app.
 bench-row-security: install

@@ -37,6 +37,7 @@ import itertools
 import json
 import os
 import random
+import statistics
 import sys
 import threading
 import time
@@ -68,7 +69,9 @@ SURNAMES = """Lind Berg Novak Moreau Rossi Weber Costa Brandt Keller Dahl Silva 
 Jensen Larsen Kovac Russo Ferrari Schmidt Wagner Becker Hoffmann Nielsen Hansen Petrov Ivanova
 Fontaine Laurent Girard Bauer Richter Koch Wolf Neumann Vogel Frank Lang Haas Roth Sauer Ostrowski
 Marin Santos Pereira Gomez Ortega Ruiz Navarro Molina""".split()
-SYLLABLES = "ka ri to me lu sa no vi de ra po li mu te zo an el or is un ba ce di fo ga he ju ko la mi na".split()
+SYLLABLES = (
+    "ka ri to me lu sa no vi de ra po li mu te zo an el or is un ba ce di fo ga he ju ko la mi na".split()
+)
 COMPANY_KINDS = ("Labs", "Systems", "Logistics", "Foods", "Bank", "Media", "Energy", "Robotics")
 YEARS = range(2012, 2026)
 
@@ -206,7 +209,8 @@ def _facts_of(person: Person) -> list[Fact]:
         Fact(f"{name} works at {person.company}.", "works_at", name, person.company),
     ]
     facts += [
-        Fact(f"{name} joined {project} in {year}.", "joined", name, project) for project, year in person.projects
+        Fact(f"{name} joined {project} in {year}.", "joined", name, project)
+        for project, year in person.projects
     ]
     facts += [Fact(f"{name} knows {other}.", "knows", name, other) for other in person.knows]
     return facts
@@ -437,7 +441,9 @@ class Client:
     def post(self, path: str, body: dict) -> tuple[int, dict]:
         connection = getattr(self.local, "connection", None)
         if connection is None:
-            connection = self.local.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+            connection = self.local.connection = http.client.HTTPConnection(
+                "127.0.0.1", self.port, timeout=600
+            )
         connection.request("POST", path, json.dumps(body), {"content-type": "application/json"})
         reply = connection.getresponse()
         return reply.status, json.loads(reply.read() or b"{}")
@@ -505,27 +511,30 @@ def _remember_in_batches(client: Client, queue, texts: list[str], dataset: str) 
     assert queue.wait_until_empty(LOAD_TIMEOUT_S), "the job queue did not empty"
 
 
-def counts(url: str, dataset: str = DATASET) -> dict[str, int]:
-    """The dataset's rows: edges still true, entities, and its texts by status."""
+def counts(conn, dataset: str = DATASET) -> dict[str, int]:
+    """The dataset's rows (on a connection of the tables' owner): edges still true, entities, and its
+    texts by status."""
+    [dataset_id] = conn.execute("SELECT id FROM gb_datasets WHERE name = %s", [dataset]).fetchone()
+    edges, entities = conn.execute(
+        """SELECT (SELECT count(*) FROM gb_edges WHERE dataset_id = %(d)s AND expired_at IS NULL),
+                  (SELECT count(*) FROM gb_entities WHERE dataset_id = %(d)s)""",
+        {"d": dataset_id},
+    ).fetchone()
+    statuses = conn.execute(
+        "SELECT status, count(*) FROM gb_artifacts WHERE dataset_id = %s AND kind = 'text' GROUP BY status",
+        [dataset_id],
+    ).fetchall()
+    return {"edges": edges, "entities": entities, **{f"texts {status}": count for status, count in statuses}}
+
+
+def counts_of(url: str) -> dict[str, int]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        [dataset_id] = conn.execute("SELECT id FROM gb_datasets WHERE name = %s", [dataset]).fetchone()
-        edges, entities = conn.execute(
-            """SELECT (SELECT count(*) FROM gb_edges WHERE dataset_id = %(d)s AND expired_at IS NULL),
-                      (SELECT count(*) FROM gb_entities WHERE dataset_id = %(d)s)""",
-            {"d": dataset_id},
-        ).fetchone()
-        statuses = dict(
-            conn.execute(
-                "SELECT status, count(*) FROM gb_artifacts WHERE dataset_id = %s AND kind = 'text' GROUP BY status",
-                [dataset_id],
-            ).fetchall()
-        )
-    return {"edges": edges, "entities": entities, **{f"texts {k}": v for k, v in statuses.items()}}
+        return counts(conn)
 
 
-def build_world(admin: str, size: int, via: str, dims: int | None) -> tuple[Load, dict[str, int]]:
+def build_world(admin: str, size: int, via: str) -> tuple[Load, dict[str, int]]:
     """The world of `size` facts loaded into its own database, marked complete at the end."""
     import psycopg
 
@@ -533,26 +542,191 @@ def build_world(admin: str, size: int, via: str, dims: int | None) -> tuple[Load
     create_database(admin, name)
     owner_url = database_url(admin, name)
     world = generate(size)
-    with fake_providers() as (_, _, settings):
-        overrides = {**settings, **({"embedding_dimensions": dims} if dims else {})}
-        with service_on(owner_url, overrides, migrate_first=True) as bundle, local_api(bundle, CONCURRENCY) as api:
-            figures = load(world, *api, via)
-    rows = counts(owner_url)
+    with (
+        fake_providers() as (_, _, settings),
+        service_on(owner_url, settings, migrate_first=True) as bundle,
+        local_api(bundle, CONCURRENCY) as api,
+    ):
+        figures = load(world, *api, via)
+    rows = counts_of(owner_url)
     with psycopg.connect(owner_url, autocommit=True) as conn:
         conn.execute("CREATE TABLE bench_world (facts int, seed int, via text, seconds float8)")
         conn.execute("INSERT INTO bench_world VALUES (%s, %s, %s, %s)", [size, SEED, via, figures.seconds])
     return figures, rows
 
 
-def ensure_world(admin: str, size: int, via: str = "batch", dims: int | None = None, rebuild: bool = False) -> str:
+def ensure_world(admin: str, size: int, via: str = "batch", rebuild: bool = False) -> str:
     """The database of the world of `size` facts, built unless kept from an earlier run; its name."""
     name = world_database(size)
     if rebuild or not world_ready(admin, name):
         print(f"building the realistic world of {size:,} facts ({name}) ...", flush=True)
-        figures, rows = build_world(admin, size, via, dims)
+        figures, rows = build_world(admin, size, via)
         print(f"  {figures.line()}", flush=True)
         print(f"  rows: {', '.join(f'{value:,} {key}' for key, value in rows.items())}", flush=True)
     return name
+
+
+# --- the queries ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Asked:
+    question: Question
+    ms: float
+    in_context: bool  # the asked fact among the <graph> the LLM was sent
+
+
+def graph_sent(anthropic) -> str:
+    """The <graph> of the last query prompt the fake Anthropic received."""
+    from remember_helpers import prompt_of, stage_of
+
+    body = next(body for body in reversed(anthropic.messages) if stage_of(body) == "query")
+    prompt = prompt_of(body)
+    start, end = prompt.find("<graph>"), prompt.find("</graph>")
+    return prompt[start:end] if start >= 0 else ""
+
+
+def ask(client: Client, anthropic, question: Question) -> Asked:
+    anthropic.requests.clear()
+    body = {"user_id": USER, "dataset": DATASET, "query": question.text}
+    started = time.perf_counter()
+    status, reply = client.post("/v1/gb/query", body)
+    ms = (time.perf_counter() - started) * 1000
+    assert status == 200, reply
+    return Asked(question, ms, question.fact.sentence in graph_sent(anthropic))
+
+
+def ask_all(port: int, anthropic, asked: list[Question], warm_up: int = 5) -> list[Asked]:
+    """Each question over one keep-alive connection, after `warm_up` of them asked unmeasured."""
+    client = Client(port)
+    for question in asked[:warm_up]:
+        ask(client, anthropic, question)
+    return [ask(client, anthropic, question) for question in asked]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def query_bench(sizes: list[int], count: int = 60) -> None:
+    """bench/query.py --world realistic: each size's world (built if missing), queried over HTTP."""
+    admin = admin_url()
+    print(f"queries on the realistic world: {count} questions per size, each about one fact; through the")
+    print("local API over one keep-alive connection (functions in this process), fake providers instant;")
+    print(
+        f"autovacuum {'off (the bench cluster)' if not os.environ.get('DATABASE_URL') else 'as DATABASE_URL server has it'}\n"
+    )
+    for size in sizes:
+        name = ensure_world(admin, size)
+        world = generate(size)
+        asked = questions(world, count)
+        with (
+            fake_providers() as (anthropic, _, settings),
+            service_on(database_url(admin, name), settings, migrate_first=False) as bundle,
+            local_api(bundle, 0) as (port, _),
+        ):
+            answers = ask_all(port, anthropic, asked)
+        print_queries(size, answers)
+
+
+def print_queries(size: int, answers: list[Asked]) -> None:
+    times = [answer.ms for answer in answers]
+    found = sum(answer.in_context for answer in answers)
+    by_kind = Counter(answer.question.asked_by for answer in answers)
+    found_by_kind = Counter(answer.question.asked_by for answer in answers if answer.in_context)
+    kinds = ", ".join(f"{kind} {found_by_kind[kind]}/{total}" for kind, total in by_kind.items())
+    print(
+        f"{size:>7,} facts: median {statistics.median(times):6.1f} ms, p95 {percentile(times, 0.95):6.1f} ms, "
+        f"max {max(times):6.1f} ms; asked fact in the context {found}/{len(answers)} ({kinds}); "
+        f"load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+
+
+# --- the remembers --------------------------------------------------------------------------------
+
+
+def cluster_cpu_seconds(data_dir: Path = DATA_DIR) -> float:
+    """User and system CPU of the cluster's processes: the postmaster, its children, and those of
+    its children that have ended (which the postmaster has waited for)."""
+    import psutil
+
+    pid = int((data_dir / "postmaster.pid").read_text().split()[0])
+    postmaster = psutil.Process(pid)
+    times = postmaster.cpu_times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for child in postmaster.children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child_times = child.cpu_times()
+            total += child_times.user + child_times.system
+    return total
+
+
+@dataclass
+class Remembered:
+    ms: float
+    round_trips: int
+    pg_cpu_s: float | None
+
+
+def remember_new_facts(client: Client, world: World, run: int, own_cluster: bool) -> Remembered:
+    from sql_counting import counting_round_trips
+
+    text = " ".join(fact.sentence for fact in new_facts(world, run))
+    cpu = cluster_cpu_seconds() if own_cluster else None
+    with counting_round_trips() as sql:
+        started = time.perf_counter()
+        status, reply = client.post("/v1/gb/remember", {"user_id": USER, "dataset": DATASET, "text": text})
+        ms = (time.perf_counter() - started) * 1000
+    assert status == 200, reply
+    assert len(reply["edges"]) == FACTS_PER_TEXT, "the rule-based model extracted other facts"
+    return Remembered(ms, sql.count, cluster_cpu_seconds() - cpu if own_cluster else None)
+
+
+def remember_bench(sizes: list[int], repeat: int = 5) -> None:
+    """bench/remember.py --world realistic: at each size, remembers of 50 new facts about the world's
+    people and projects, into a copy of the world (the kept one stays as loaded)."""
+    admin = admin_url()
+    own_cluster = not os.environ.get("DATABASE_URL")
+    print(
+        f"remember of {FACTS_PER_TEXT} new facts into the realistic world: median of {repeat} runs after one"
+    )
+    print("warm-up, over HTTP to the local API (functions in this process), fake providers instant; PG CPU:")
+    print("user+system seconds of the bench cluster's processes over the request\n")
+    print(f"{'facts':>8} {'wall ms':>9} {'SQL trips':>9} {'PG CPU s':>9} {'load':>6}")
+    medians: dict[int, dict[str, float]] = {}
+    for size in sizes:
+        name = ensure_world(admin, size)
+        world = generate(size)
+        copy = f"{name}_remember"
+        create_database(admin, copy, template=name)
+        try:
+            with (
+                fake_providers() as (_, _, settings),
+                service_on(database_url(admin, copy), settings, migrate_first=False) as bundle,
+                local_api(bundle, 0) as (port, _),
+            ):
+                client = Client(port)
+                remember_new_facts(client, world, 0, own_cluster)
+                runs = [remember_new_facts(client, world, run, own_cluster) for run in range(1, repeat + 1)]
+        finally:
+            drop_database(admin, copy)
+        medians[size] = {
+            "wall ms": statistics.median(run.ms for run in runs),
+            "SQL trips": statistics.median(run.round_trips for run in runs),
+            "PG CPU s": statistics.median(run.pg_cpu_s for run in runs) if own_cluster else float("nan"),
+        }
+        figures = medians[size]
+        print(
+            f"{size:>8,} {figures['wall ms']:>9.1f} {figures['SQL trips']:>9.0f} {figures['PG CPU s']:>9.3f} "
+            f"{os.getloadavg()[0]:>6.2f}",
+            flush=True,
+        )
+    if len(sizes) > 1:
+        largest, smallest = medians[max(sizes)], medians[min(sizes)]
+        ratios = ", ".join(f"{key} {largest[key] / smallest[key]:.2f}" for key in largest)
+        print(f"\nratio {label_of(max(sizes))}/{label_of(min(sizes))}: {ratios}")
 
 
 def shape(world: World) -> dict[str, float]:
@@ -578,9 +752,15 @@ def shape(world: World) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="2k,10k", help="facts per world, comma-separated: 2k, 10k, 100k or a number")
-    parser.add_argument("--via", choices=("batch", "remember"), default="batch", help="the bulk import, or one text per request")
-    parser.add_argument("--dims", type=int, default=None, help="vector dimensions (default: the service's)")
+    parser.add_argument(
+        "--sizes", default="2k,10k", help="facts per world, comma-separated: 2k, 10k, 100k or a number"
+    )
+    parser.add_argument(
+        "--via",
+        choices=("batch", "remember"),
+        default="batch",
+        help="the bulk import, or one text per request",
+    )
     parser.add_argument("--rebuild", action="store_true", help="load the worlds again")
     args = parser.parse_args()
     admin = admin_url()
@@ -588,8 +768,8 @@ def main() -> None:
         size = size_of(text)
         world = generate(size)
         print(f"world of {size:,} facts: " + ", ".join(f"{k} {v:,.1f}" for k, v in shape(world).items()))
-        name = ensure_world(admin, size, args.via, args.dims, args.rebuild)
-        print(f"  {name}: {', '.join(f'{v:,} {k}' for k, v in counts(database_url(admin, name)).items())}")
+        name = ensure_world(admin, size, args.via, args.rebuild)
+        print(f"  {name}: {', '.join(f'{v:,} {k}' for k, v in counts_of(database_url(admin, name)).items())}")
 
 
 if __name__ == "__main__":
