@@ -54,7 +54,9 @@ def test_a_small_world_loads_through_the_api_and_its_questions_find_their_facts(
     world = bench.generate(FACTS)
     with bench.local_api(bootstrap.bundle(), workers=0) as (port, queue):
         loaded = bench.load(world, port, queue, "batch")
-        answers = bench.ask_all(port, fake_anthropic, bench.questions(world), warm_up=1)
+        answers = bench.ask_all(
+            port, fake_anthropic, bench.questions(world)[:15], warm_up=1
+        )  # 5 of each kind
 
     assert (loaded.facts, loaded.texts) == (FACTS, FACTS // bench.FACTS_PER_TEXT) and loaded.seconds > 0
     rows = bench.counts(db)
