@@ -764,11 +764,14 @@ def main() -> None:
     parser.add_argument("--rebuild", action="store_true", help="load the worlds again")
     args = parser.parse_args()
     admin = admin_url()
+    names = []
     for text in args.sizes.split(","):
         size = size_of(text)
         world = generate(size)
         print(f"world of {size:,} facts: " + ", ".join(f"{k} {v:,.1f}" for k, v in shape(world).items()))
-        name = ensure_world(admin, size, args.via, args.rebuild)
+        names.append(ensure_world(admin, size, args.via, args.rebuild))
+    print("\nthe worlds' rows (dataset world):")
+    for name in names:
         print(f"  {name}: {', '.join(f'{v:,} {k}' for k, v in counts_of(database_url(admin, name)).items())}")
 
 
