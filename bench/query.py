@@ -17,7 +17,7 @@ Then: the statements per retrieval, and the recall of the similarity searches ag
 exact scan of the same dataset (the same statement with the exact path forced).
 
     python bench/query.py [--sizes 10k,100k,1m] [--dims 256] [--queries 300] [--rebuild]
-    python bench/query.py --world realistic [--sizes 10k,100k]   (bench/realistic_world.py's world)
+    python bench/query.py --world realistic [--sizes 10k,100k] [--analyzed]   (bench/realistic_world.py)
 
 Targets: p95 at most 15 ms at 100k edges, and at 1M edges 40 ms warm (100 ms from a cold cache),
 with a recall of the similar facts against an exact scan of at least 0.99.
@@ -176,6 +176,11 @@ def parse_args() -> argparse.Namespace:
         help="realistic: 60 questions over HTTP on bench/realistic_world.py's world (loaded through the API, "
         "kept in var/bench-realistic-pgdata), each about one fact: median, p95, and how often the asked fact "
         "is in the context the LLM is sent (--sizes 2k, 10k, 100k; the other options do not apply)",
+    )
+    parser.add_argument(
+        "--analyzed",
+        action="store_true",
+        help="with --world realistic: on a copy of each world, ANALYZEd first (the kept world stays as loaded)",
     )
     return parser.parse_args()
 
@@ -1095,7 +1100,8 @@ def main() -> int:
     if args.world == "realistic":
         import realistic_world  # bench/realistic_world.py
 
-        realistic_world.query_bench([realistic_world.size_of(text) for text in args.sizes.split(",")])
+        sizes = [realistic_world.size_of(text) for text in args.sizes.split(",")]
+        realistic_world.query_bench(sizes, analyzed=args.analyzed)
         return 0
     from remember import bench_admin_url  # bench/remember.py
 

@@ -609,8 +609,26 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def query_bench(sizes: list[int], count: int = 60) -> None:
-    """bench/query.py --world realistic: each size's world (built if missing), queried over HTTP."""
+@contextlib.contextmanager
+def world_copy(admin: str, name: str, suffix: str, analyzed: bool) -> Iterator[str]:
+    """A copy of a kept world (its statistics with it: none unless the service gathered some), ANALYZEd
+    first if asked; its URL, dropped at the end."""
+    import psycopg
+
+    copy = f"{name}_{suffix}"
+    create_database(admin, copy, template=name)
+    try:
+        if analyzed:
+            with psycopg.connect(database_url(admin, copy), autocommit=True) as conn:
+                conn.execute("ANALYZE")
+        yield database_url(admin, copy)
+    finally:
+        drop_database(admin, copy)
+
+
+def query_bench(sizes: list[int], count: int = 60, analyzed: bool = False) -> None:
+    """bench/query.py --world realistic: each size's world (built if missing), queried over HTTP;
+    `analyzed`: a copy of it, ANALYZEd first (what the statistics change)."""
     admin = admin_url()
     print(f"queries on the realistic world: {count} questions per size, each about one fact; through the")
     print("local API over one keep-alive connection (functions in this process), fake providers instant;")
@@ -621,23 +639,27 @@ def query_bench(sizes: list[int], count: int = 60) -> None:
         name = ensure_world(admin, size)
         world = generate(size)
         asked = questions(world, count)
-        with (
-            fake_providers() as (anthropic, _, settings),
-            service_on(database_url(admin, name), settings, migrate_first=False) as bundle,
-            local_api(bundle, 0) as (port, _),
-        ):
+        with contextlib.ExitStack() as stack:
+            url = (
+                stack.enter_context(world_copy(admin, name, "analyzed", analyzed=True))
+                if analyzed
+                else database_url(admin, name)
+            )
+            anthropic, _, settings = stack.enter_context(fake_providers())
+            bundle = stack.enter_context(service_on(url, settings, migrate_first=False))
+            port, _ = stack.enter_context(local_api(bundle, 0))
             answers = ask_all(port, anthropic, asked)
-        print_queries(size, answers)
+        print_queries(size, answers, " (a copy, ANALYZEd)" if analyzed else "")
 
 
-def print_queries(size: int, answers: list[Asked]) -> None:
+def print_queries(size: int, answers: list[Asked], note: str = "") -> None:
     times = [answer.ms for answer in answers]
     found = sum(answer.in_context for answer in answers)
     by_kind = Counter(answer.question.asked_by for answer in answers)
     found_by_kind = Counter(answer.question.asked_by for answer in answers if answer.in_context)
     kinds = ", ".join(f"{kind} {found_by_kind[kind]}/{total}" for kind, total in by_kind.items())
     print(
-        f"{size:>7,} facts: median {statistics.median(times):6.1f} ms, p95 {percentile(times, 0.95):6.1f} ms, "
+        f"{size:>7,} facts{note}: median {statistics.median(times):6.1f} ms, p95 {percentile(times, 0.95):6.1f} ms, "
         f"max {max(times):6.1f} ms; asked fact in the context {found}/{len(answers)} ({kinds}); "
         f"load {os.getloadavg()[0]:.2f}",
         flush=True,
@@ -684,9 +706,10 @@ def remember_new_facts(client: Client, world: World, run: int, own_cluster: bool
     return Remembered(ms, sql.count, cluster_cpu_seconds() - cpu if own_cluster else None)
 
 
-def remember_bench(sizes: list[int], repeat: int = 5) -> None:
+def remember_bench(sizes: list[int], repeat: int = 5, analyzed: bool = False) -> None:
     """bench/remember.py --world realistic: at each size, remembers of 50 new facts about the world's
-    people and projects, into a copy of the world (the kept one stays as loaded)."""
+    people and projects, into a copy of the world (the kept one stays as loaded; `analyzed`: the copy
+    ANALYZEd first)."""
     admin = admin_url()
     own_cluster = not os.environ.get("DATABASE_URL")
     print(
@@ -699,19 +722,15 @@ def remember_bench(sizes: list[int], repeat: int = 5) -> None:
     for size in sizes:
         name = ensure_world(admin, size)
         world = generate(size)
-        copy = f"{name}_remember"
-        create_database(admin, copy, template=name)
-        try:
-            with (
-                fake_providers() as (_, _, settings),
-                service_on(database_url(admin, copy), settings, migrate_first=False) as bundle,
-                local_api(bundle, 0) as (port, _),
-            ):
-                client = Client(port)
-                remember_new_facts(client, world, 0, own_cluster)
-                runs = [remember_new_facts(client, world, run, own_cluster) for run in range(1, repeat + 1)]
-        finally:
-            drop_database(admin, copy)
+        with (
+            world_copy(admin, name, "remember", analyzed) as url,
+            fake_providers() as (_, _, settings),
+            service_on(url, settings, migrate_first=False) as bundle,
+            local_api(bundle, 0) as (port, _),
+        ):
+            client = Client(port)
+            remember_new_facts(client, world, 0, own_cluster)
+            runs = [remember_new_facts(client, world, run, own_cluster) for run in range(1, repeat + 1)]
         medians[size] = {
             "wall ms": statistics.median(run.ms for run in runs),
             "SQL trips": statistics.median(run.round_trips for run in runs),

@@ -2,7 +2,7 @@
 for texts of 1, 10 and 50 extracted facts.
 
     .venv/bin/python bench/remember.py [--repeat 5] [--sizes 1,10,50] [--statements]
-    .venv/bin/python bench/remember.py --world realistic [--sizes 2k,10k,100k] [--repeat 5]
+    .venv/bin/python bench/remember.py --world realistic [--sizes 2k,10k,100k] [--repeat 5] [--analyzed]
 
 `--world realistic`: a remember of 50 new facts about the people and projects of bench/realistic_world.py's
 world at each size (its kept database copied, the copy remembered into): wall time, SQL round trips and
@@ -47,12 +47,16 @@ def main() -> None:
     )
     parser.add_argument("--statements", action="store_true", help="the time of each round trip too")
     parser.add_argument("--world", choices=("synthetic", "realistic"), default="synthetic")
+    parser.add_argument(
+        "--analyzed", action="store_true", help="with --world realistic: the world's copy ANALYZEd first"
+    )
     args = parser.parse_args()
     if args.world == "realistic":
         import realistic_world  # bench/realistic_world.py
 
         sizes = (args.sizes or "2k,10k,100k").split(",")
-        realistic_world.remember_bench([realistic_world.size_of(text) for text in sizes], args.repeat)
+        sizes = [realistic_world.size_of(text) for text in sizes]
+        realistic_world.remember_bench(sizes, args.repeat, analyzed=args.analyzed)
         return
     args.sizes = args.sizes or ",".join(map(str, SIZES))
 
