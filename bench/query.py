@@ -109,7 +109,9 @@ def parse_args() -> argparse.Namespace:
         "--sizes", default="10k,100k", help="comma-separated: 10k, 100k, 1m, or a number of edges"
     )
     parser.add_argument("--dims", type=int, default=256, help="vector dimensions of the scratch database")
-    parser.add_argument("--queries", type=int, default=300, help="timed questions per size")
+    parser.add_argument(
+        "--queries", type=int, default=None, help="timed questions per size (300; with --world realistic 60)"
+    )
     parser.add_argument(
         "--recall-queries", type=int, default=60, help="questions checked against an exact scan"
     )
@@ -1097,11 +1099,12 @@ def describe(url: str) -> None:
 def main() -> int:
     args = parse_args()
     sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "tests")]  # the package; the SQL counter
+    args.queries = args.queries or (60 if args.world == "realistic" else 300)
     if args.world == "realistic":
         import realistic_world  # bench/realistic_world.py
 
         sizes = [realistic_world.size_of(text) for text in args.sizes.split(",")]
-        realistic_world.query_bench(sizes, analyzed=args.analyzed)
+        realistic_world.query_bench(sizes, args.queries, analyzed=args.analyzed)
         return 0
     from remember import bench_admin_url  # bench/remember.py
 
