@@ -279,22 +279,29 @@ def _by_first_name(rng: random.Random, world: World, count: int) -> list[Questio
 
 def new_facts(world: World, run: int, count: int = FACTS_PER_TEXT) -> list[Fact]:
     """`count` facts the world does not hold, about its people and projects: half of them people
-    who meet, half people joining a project (the `run`-th such set: each run's are new)."""
-    rng = random.Random(f"new-{world.size}-{run}")
+    who meet, half people joining a project (fewer when the people have joined every project), the
+    `run`-th such set of one stream: no two runs say the same fact."""
+    rng = random.Random(f"new-{world.size}")
     known = {(fact.source, fact.target) for fact in world.facts}
     facts: list[Fact] = []
-    while len(facts) < count:
+    misses = 0
+    while len(facts) < count * (run + 1):
         person = rng.choice(world.people)
-        if len(facts) % 2 == 0:
+        if len(facts) % 2 == 0 or misses > 100:
             other = rng.choice(world.people).name
             fact = Fact(f"{person.name} knows {other}.", "knows", person.name, other)
         else:
             project = rng.choice(world.projects)
             fact = Fact(f"{person.name} joined {project} in 2026.", "joined", person.name, project)
-        if fact.target != person.name and (fact.source, fact.target) not in known:
-            known.add((fact.source, fact.target))
-            facts.append(fact)
-    return facts
+        if fact.target == person.name or (fact.source, fact.target) in known:
+            misses += 1
+            if misses > 10_000:
+                raise ValueError(f"a world of {world.size} facts has no {count * (run + 1)} new facts to say")
+            continue
+        known.add((fact.source, fact.target))
+        facts.append(fact)
+        misses = 0
+    return facts[-count:]
 
 
 # --- the bench's cluster and its kept databases -------------------------------------------------

@@ -1,6 +1,6 @@
 """The realistic world of the benchmarks in small (bench/realistic_world.py; the real ones are `make
 bench-world`, `make bench-world-query` and `make bench-world-remember`): the generator's shape, and a
-world of 300 facts loaded through the local API then asked about as the query bench asks."""
+world of 300 facts loaded through the local API, remembered into and asked about as the benches do."""
 
 from __future__ import annotations
 
@@ -54,13 +54,18 @@ def test_a_small_world_loads_through_the_api_and_its_questions_find_their_facts(
     world = bench.generate(FACTS)
     with bench.local_api(bootstrap.bundle(), workers=0) as (port, queue):
         loaded = bench.load(world, port, queue, "batch")
-        answers = bench.ask_all(
-            port, fake_anthropic, bench.questions(world)[:15], warm_up=1
-        )  # 5 of each kind
+        remembered = bench.remember_new_facts(bench.Client(port), world, 1, own_cluster=False)
+        asked = bench.questions(world)[:15]  # 5 of each kind
+        answers = bench.ask_all(port, fake_anthropic, asked, warm_up=1)
 
     assert (loaded.facts, loaded.texts) == (FACTS, FACTS // bench.FACTS_PER_TEXT) and loaded.seconds > 0
+    assert remembered.ms > 0 and remembered.round_trips > 0 and remembered.pg_cpu_s is None
     rows = bench.counts(db)
-    assert rows["edges"] == FACTS and rows["entities"] == world.entities() and rows["texts done"] == 6
+    assert (
+        rows["edges"] == FACTS + bench.FACTS_PER_TEXT
+        and rows["entities"] == world.entities()
+        and rows["texts done"] == FACTS // bench.FACTS_PER_TEXT + 1
+    )
     assert {answer.question.asked_by for answer in answers} == {"full name", "hub", "first name"}
     assert all(answer.ms > 0 for answer in answers)
     assert sum(answer.in_context for answer in answers) >= len(answers) // 2
