@@ -54,9 +54,8 @@ def main() -> None:
     if args.world == "realistic":
         import realistic_world  # bench/realistic_world.py
 
-        sizes = (args.sizes or "2k,10k,100k").split(",")
-        sizes = [realistic_world.size_of(text) for text in sizes]
-        realistic_world.remember_bench(sizes, args.repeat, analyzed=args.analyzed)
+        worlds = [realistic_world.size_of(text) for text in (args.sizes or "2k,10k,100k").split(",")]
+        realistic_world.remember_bench(worlds, args.repeat, analyzed=args.analyzed)
         return
     args.sizes = args.sizes or ",".join(map(str, SIZES))
 
