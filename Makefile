@@ -126,12 +126,15 @@ bench-ingest: install
 bench-query: install
 	$(BIN)/python bench/query.py --sizes 10k,100k,1m --queries 300 --recall-queries 40
 
-# The realistic world (bench/realistic_world.py) loaded through the API by the bulk import, 2k, 10k and
-# 100k facts, kept in var/bench-realistic-pgdata (autovacuum off); 100k takes about an hour on the 2
-# loaded cores. WORLD_SIZES= for fewer. Then its queries and its remembers of 50 new facts.
+# The realistic world (bench/realistic_world.py) loaded through the API, 2k, 10k and 100k facts, kept in
+# var/bench-realistic-pgdata (autovacuum off), by the bulk import or (WORLD_VIA=remember) one text per
+# remember, 4 at a time. On the loaded 2-core machine 10k took 1,220 s by the bulk import and 76 s one
+# text per remember, whose rate fell to about 20 facts/s past 15k (docs/performance.md, realistic
+# world). WORLD_SIZES= for fewer. Then its queries and its remembers of 50 new facts.
 WORLD_SIZES ?= 2k,10k,100k
+WORLD_VIA ?= batch
 bench-world: install
-	$(BIN)/python bench/realistic_world.py --sizes $(WORLD_SIZES)
+	$(BIN)/python bench/realistic_world.py --sizes $(WORLD_SIZES) --via $(WORLD_VIA)
 
 bench-world-query: install
 	$(BIN)/python bench/query.py --world realistic --sizes $(WORLD_SIZES)

@@ -15,7 +15,8 @@ processes, as `gligabao serve` runs them), into one dataset of one user, with th
 providers answering instantly (real SDKs and HTTP): `--via batch` (the default) is the bulk import,
 POST /v1/gb/remember/batch, 4 batches of 20 texts at a time, remembered by the job queue in windows
 (memory/windows.py); `--via remember` sends one text per POST /v1/gb/remember, 4 at a time. Either
-prints the load's time, facts/s and texts/s.
+prints the load's time, facts/s and texts/s (on this world the bulk import is much the slower:
+docs/performance.md, realistic world).
 
 Each size is a database of its own (realistic_world_2k, ...) in the bench's own embedded PostgreSQL
 cluster, var/bench-realistic-pgdata, kept between runs (built the first time; `--rebuild` builds it
