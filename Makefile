@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember
 
 install: $(VENV)/.installed
 
@@ -125,6 +125,22 @@ bench-ingest: install
 # Builds 10k/100k/1M-edge datasets the first time (about 25 minutes for 1M on 2 cores), kept in var/bench-pgdata.
 bench-query: install
 	$(BIN)/python bench/query.py --sizes 10k,100k,1m --queries 300 --recall-queries 40
+
+# The realistic world (bench/realistic_world.py) loaded through the API, 2k, 10k and 100k facts, kept in
+# var/bench-realistic-pgdata (autovacuum off), by the bulk import or (WORLD_VIA=remember) one text per
+# remember, 4 at a time. On the loaded 2-core machine 10k took 1,220 s by the bulk import and 76 s one
+# text per remember, whose rate fell to about 20 facts/s past 15k (docs/performance.md, realistic
+# world). WORLD_SIZES= for fewer. Then its queries and its remembers of 50 new facts.
+WORLD_SIZES ?= 2k,10k,100k
+WORLD_VIA ?= batch
+bench-world: install
+	$(BIN)/python bench/realistic_world.py --sizes $(WORLD_SIZES) --via $(WORLD_VIA)
+
+bench-world-query: install
+	$(BIN)/python bench/query.py --world realistic --sizes $(WORLD_SIZES)
+
+bench-world-remember: install
+	$(BIN)/python bench/remember.py --world realistic --sizes $(WORLD_SIZES)
 
 # The same retrievals and remembers alternately as the tables' owner and as gligabao_app.
 bench-row-security: install

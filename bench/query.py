@@ -17,6 +17,7 @@ Then: the statements per retrieval, and the recall of the similarity searches ag
 exact scan of the same dataset (the same statement with the exact path forced).
 
     python bench/query.py [--sizes 10k,100k,1m] [--dims 256] [--queries 300] [--rebuild]
+    python bench/query.py --world realistic [--sizes 10k,100k] [--analyzed]   (bench/realistic_world.py)
 
 Targets: p95 at most 15 ms at 100k edges, and at 1M edges 40 ms warm (100 ms from a cold cache),
 with a recall of the similar facts against an exact scan of at least 0.99.
@@ -108,7 +109,9 @@ def parse_args() -> argparse.Namespace:
         "--sizes", default="10k,100k", help="comma-separated: 10k, 100k, 1m, or a number of edges"
     )
     parser.add_argument("--dims", type=int, default=256, help="vector dimensions of the scratch database")
-    parser.add_argument("--queries", type=int, default=300, help="timed questions per size")
+    parser.add_argument(
+        "--queries", type=int, default=None, help="timed questions per size (300; with --world realistic 60)"
+    )
     parser.add_argument(
         "--recall-queries", type=int, default=60, help="questions checked against an exact scan"
     )
@@ -167,6 +170,19 @@ def parse_args() -> argparse.Namespace:
         "--data-dir",
         default=str(ROOT / "var" / "bench-pgdata"),
         help="embedded PostgreSQL of the bench (ignored when DATABASE_URL is set)",
+    )
+    parser.add_argument(
+        "--world",
+        choices=("synthetic", "realistic"),
+        default="synthetic",
+        help="realistic: 60 questions over HTTP on bench/realistic_world.py's world (loaded through the API, "
+        "kept in var/bench-realistic-pgdata), each about one fact: median, p95, and how often the asked fact "
+        "is in the context the LLM is sent (--sizes 2k, 10k, 100k; the other options do not apply)",
+    )
+    parser.add_argument(
+        "--analyzed",
+        action="store_true",
+        help="with --world realistic: on a copy of each world, ANALYZEd first (the kept world stays as loaded)",
     )
     return parser.parse_args()
 
@@ -1083,6 +1099,13 @@ def describe(url: str) -> None:
 def main() -> int:
     args = parse_args()
     sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "tests")]  # the package; the SQL counter
+    args.queries = args.queries or (60 if args.world == "realistic" else 300)
+    if args.world == "realistic":
+        import realistic_world  # bench/realistic_world.py
+
+        sizes = [realistic_world.size_of(text) for text in args.sizes.split(",")]
+        realistic_world.query_bench(sizes, args.queries, analyzed=args.analyzed)
+        return 0
     from remember import bench_admin_url  # bench/remember.py
 
     admin = bench_admin_url(args.data_dir)

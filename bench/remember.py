@@ -2,6 +2,11 @@
 for texts of 1, 10 and 50 extracted facts.
 
     .venv/bin/python bench/remember.py [--repeat 5] [--sizes 1,10,50] [--statements]
+    .venv/bin/python bench/remember.py --world realistic [--sizes 2k,10k,100k] [--repeat 5] [--analyzed]
+
+`--world realistic`: a remember of 50 new facts about the people and projects of bench/realistic_world.py's
+world at each size (its kept database copied, the copy remembered into): wall time, SQL round trips and
+the PostgreSQL CPU seconds of the bench's own cluster, and the ratio of the largest size to the smallest.
 
 `--statements`: also the SQL time of each round trip of the last run of each remember.
 
@@ -26,7 +31,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests")]  # the fake providers and the rule-based model
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench")]  # the fakes and the rule-based model
 
 SIZES = (1, 10, 50)
 
@@ -34,9 +39,25 @@ SIZES = (1, 10, 50)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="facts per text, comma-separated")
+    parser.add_argument(
+        "--sizes",
+        default=None,
+        help="facts per text, comma-separated (default 1,10,50); with --world realistic, facts of the "
+        "world (default 2k,10k,100k)",
+    )
     parser.add_argument("--statements", action="store_true", help="the time of each round trip too")
+    parser.add_argument("--world", choices=("synthetic", "realistic"), default="synthetic")
+    parser.add_argument(
+        "--analyzed", action="store_true", help="with --world realistic: the world's copy ANALYZEd first"
+    )
     args = parser.parse_args()
+    if args.world == "realistic":
+        import realistic_world  # bench/realistic_world.py
+
+        worlds = [realistic_world.size_of(text) for text in (args.sizes or "2k,10k,100k").split(",")]
+        realistic_world.remember_bench(worlds, args.repeat, analyzed=args.analyzed)
+        return
+    args.sizes = args.sizes or ",".join(map(str, SIZES))
 
     import http.server
 
