@@ -191,23 +191,23 @@ def _nearest_first(select: str, column: str, to: str, limit: str, rows: str, wal
 #
 # The write path's statements are shaped so that their plan is the same with statistics and without
 # (a dataset just imported, which autovacuum has not analyzed yet): each stored row is reached from
-# the new names, ids or triples, one lookup each, in a LATERAL subquery that `OFFSET 0` keeps the
-# planner from flattening, and the dataset is checked on the rows found, outside it. A name is the
-# exception: it is looked up with its dataset, the unique key (dataset_id, normalized_name), whose
-# equality on both columns the planner prefers with statistics or without; looked up alone it read
-# every dataset's entity of that name (each user's "Alice"), 40 ms of a remember of 10 facts beside
-# 170 datasets (bench/overhead.py). A table without
+# the new ids or triples, one lookup each, in a LATERAL subquery that `OFFSET 0` keeps the planner
+# from flattening, and the dataset is checked on the rows found, outside it. A table without
 # statistics looks like a few rows, and row-level security's condition on the dataset (migration
 # 0003) beside the statement's own made the dataset's index look the most selective: the planner read
 # all the dataset's rows through it, once per new name or entity (docs/performance.md, "The write
 # path as the graph grows"). Inside, that condition of row-level security is the only one on the
-# dataset, and the lookup's own index (a name's, an id's, a triple's) is the cheaper.
+# dataset, and the lookup's own index (an id's, a triple's) is the cheaper.
+#
+# A name is the exception: it is looked up within its dataset. Looked up alone it read every
+# dataset's entity of that name (each user's "Alice"): 25-40 ms of a remember of 10 facts beside 170
+# small datasets (bench/overhead.py). Without statistics this lookup may still read the dataset's
+# names by its dataset, until the first large remember analyzes the tables (gb_analyze_stale_graph).
 _MATCH_TEMPLATE = """
         SELECT i.ord, coalesce(by_name.id, by_vector.id) AS id
         FROM unnest(%(names)s::text[], %(embeddings)b::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
         LEFT JOIN LATERAL (SELECT n.id FROM gb_entities n  -- the unique key (dataset_id, normalized_name)
                            WHERE n.dataset_id = %(dataset_id)s AND n.normalized_name = i.normalized_name
-                             AND left(n.normalized_name, 6) = left(i.normalized_name, 6)  -- gb_entities_name_prefix too
                            OFFSET 0) by_name ON true
         LEFT JOIN LATERAL {nearest} by_vector ON true
         WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
