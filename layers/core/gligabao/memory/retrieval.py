@@ -8,6 +8,7 @@ the keyword search run at the same time; the whole retrieval is two statements o
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable
@@ -183,27 +184,20 @@ def retrieve(
     waited = time.perf_counter()
     hop_terms = sorted({ranking.stem(term) for term in terms}) if ranked else ()
     try:
-        if filters is None:
-            sent = graph_reads.send_context_rows(
-                uow.conn,
-                dataset_id=dataset_id,
-                vector=vector,
-                keyword_seeds=keywords.seed_ids,
-                limits=limits,
-                as_of=as_of,
-                hop_terms=hop_terms,
-            )
-        else:
-            sent = retrieval_filters.send_filtered_context_rows(
-                uow.conn,
-                dataset_id=dataset_id,
-                vector=vector,
-                keyword_seeds=keywords.seed_ids,
-                limits=limits,
-                filters=filters,
-                as_of=as_of,
-                hop_terms=hop_terms,
-            )
+        send = (
+            graph_reads.send_context_rows
+            if filters is None
+            else functools.partial(retrieval_filters.send_filtered_context_rows, filters=filters)
+        )
+        sent = send(
+            uow.conn,
+            dataset_id=dataset_id,
+            vector=vector,
+            keyword_seeds=keywords.seed_ids,
+            limits=limits,
+            as_of=as_of,
+            hop_terms=hop_terms,
+        )
         uow.commit()  # read only: in pipeline mode the statement travels with the COMMIT
         rows = sent.fetchall()
     except psycopg.OperationalError:
