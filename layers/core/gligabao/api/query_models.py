@@ -57,6 +57,14 @@ def query_text(value: object) -> object:
     return value.strip()
 
 
+# A question or a search's text: a string, not blank, stripped (query and search).
+QueryText = Annotated[
+    str,
+    BeforeValidator(query_text),
+    WithJsonSchema({"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN}),
+]
+
+
 def _reasoning(value: object) -> object:
     try:
         reasoning = parse_reasoning(value, QUERY_STAGES, "query")
@@ -140,11 +148,7 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
-    query: Annotated[
-        str,
-        BeforeValidator(query_text),
-        WithJsonSchema({"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN}),
-    ] = Field(description="the question; not blank")
+    query: QueryText = Field(description="the question; not blank")
     dataset: DatasetField
     session_id: SessionId = None
     reasoning: Annotated[

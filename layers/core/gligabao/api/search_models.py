@@ -14,9 +14,8 @@ from pydantic import (
 )
 
 from gligabao.api.filter_models import SearchFilters
-from gligabao.api.query_models import EdgeEvidence, EntityEvidence, PassageEvidence, query_text
+from gligabao.api.query_models import EdgeEvidence, EntityEvidence, PassageEvidence, QueryText
 from gligabao.api.validation import (
-    NON_BLANK_TEXT_PATTERN,
     DatasetField,
     UserId,
 )
@@ -49,11 +48,7 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
-    query: Annotated[
-        str,
-        BeforeValidator(query_text),
-        WithJsonSchema({"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN}),
-    ] = Field(description="what to search for; not blank")
+    query: QueryText = Field(description="what to search for; not blank")
     dataset: DatasetField
     limit: Annotated[int, BeforeValidator(_strict_int)] = Field(
         default=SEARCH_LIMIT_DEFAULT,
