@@ -693,6 +693,53 @@ def test_the_similarity_searches_of_a_dataset_over_the_exact_scan_size_read_the_
     assert [name for name in HNSW_INDEXES if scans[name] == 0] == []
 
 
+def edge_count_plan(database_url: str, sent: list[tuple]) -> str:
+    """The plan of the CTE edges_small (is the dataset small enough for an exact scan?) of the
+    context statement of `sent`, run again as u1 under EXPLAIN ANALYZE."""
+    with psycopg.connect(database_url) as conn, conn.transaction():
+        register_vector(conn)
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        query, params = sent[-1]
+        plan = [row[0] for row in conn.execute("EXPLAIN (ANALYZE) " + query, params)]
+    start = next(at for at, line in enumerate(plan) if line.strip() == "CTE edges_small")
+    end = next(at for at in range(start + 1, len(plan)) if plan[at].strip().startswith("CTE "))
+    return "\n".join(plan[start:end])
+
+
+def a_dataset_of_12_facts(db) -> list[int]:
+    graph = Graph(db)
+    hub = graph.entity("Hub", embedding=None)
+    return [graph.edge(hub, hub, "knows", embedding=near(0.8 + i / 100, away=20 + i)) for i in range(12)]
+
+
+def test_a_dataset_found_too_large_for_the_exact_scan_is_not_counted_again(db, database_url):
+    """The count of a dataset's edges reads up to exact_scan_max_rows + 1 of them, each with its
+    vector inline: once a retrieval found more, the next ones of this process skip it."""
+    edges = a_dataset_of_12_facts(db)
+    first = statements_of_a_retrieval("xyzzy?", Q, TINY)
+    again = statements_of_a_retrieval("xyzzy?", Q, TINY)
+    [first_params, again_params] = [sent[-1][1] for sent in (first, again)]
+
+    assert (first_params["edges_known_large"], again_params["edges_known_large"]) == (False, True)
+    assert "on gb_edges" in edge_count_plan(database_url, first)
+    assert "on gb_edges" not in edge_count_plan(database_url, again)
+    assert retrieved("xyzzy?", Q, limits=TINY).similar_edges == list(reversed(edges))[:10]
+
+
+def test_a_new_dataset_given_the_id_of_one_found_too_large_is_counted(db):
+    a_dataset_of_12_facts(db)
+    assert retrieved("xyzzy?", Q, limits=TINY).search_paths["edges"] in ("hnsw", "hnsw+exact")
+    db.execute("TRUNCATE gb_edges, gb_entities, gb_artifacts, gb_datasets RESTART IDENTITY CASCADE")
+    graph = Graph(db)
+    hub = graph.entity("Hub", embedding=None)
+    edges = [graph.edge(hub, hub, "knows", embedding=near(0.8 + i / 100, away=20 + i)) for i in range(3)]
+
+    context = retrieved("xyzzy?", Q, limits=TINY)
+
+    assert context.search_paths["edges"] == "exact"
+    assert context.similar_edges == list(reversed(edges))
+
+
 def artifact_rows_read_by_a_retrieval(database_url: str, question: str, vector: list[float], limits) -> int:
     """The rows of gb_artifacts one retrieval of u1 read, by any scan, and the entries of its
     indexes other than the HNSW ones."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum
@@ -48,6 +48,7 @@ class KeywordSeeds:
     dataset_id: int | None  # None: the user has no such dataset
     seed_ids: list[int]  # best first
     scores: list[int]
+    dataset_created_at: datetime | None = None  # with the id, names the dataset for its life
 
 
 # The entities of the dataset holding some grams (keys of gb_grams, migration 0002) in their name
@@ -160,7 +161,12 @@ def keyword_seeds(
     if not rows:
         return KeywordSeeds(None, [], [])
     seeds = [row for row in rows if row["id"] is not None]
-    return KeywordSeeds(rows[0]["dataset_id"], [row["id"] for row in seeds], [row["score"] for row in seeds])
+    return KeywordSeeds(
+        rows[0]["dataset_id"],
+        [row["id"] for row in seeds],
+        [row["score"] for row in seeds],
+        rows[0]["dataset_created_at"],
+    )
 
 
 def _older_entities(holding: str, terms_needed: str) -> str:
@@ -180,7 +186,7 @@ def _keyword_sql(three_terms: str) -> str:
     )
     return f"""
         WITH dataset AS MATERIALIZED (
-            SELECT id
+            SELECT id, created_at
             FROM gb_datasets
             WHERE user_id = %(user_id)s AND name = %(dataset)s
         ),{_TERMS}
@@ -249,7 +255,7 @@ def _keyword_sql(three_terms: str) -> str:
             UNION
             SELECT id, updated_at, score FROM older WHERE score > 0
         )
-        SELECT d.id AS dataset_id, s.id, s.score
+        SELECT d.id AS dataset_id, d.created_at AS dataset_created_at, s.id, s.score
         FROM dataset AS d
         LEFT JOIN LATERAL (
             SELECT id, score FROM candidates
@@ -265,11 +271,11 @@ _KEYWORD_SQL_WITH_PAIRS_FOR_TRIPLES = _keyword_sql(_PAIRS)
 # Without terms, only a name inside the question scores (`whole_name_score`).
 _KEYWORD_SQL_WITHOUT_TERMS = """
     WITH dataset AS MATERIALIZED (
-        SELECT id
+        SELECT id, created_at
         FROM gb_datasets
         WHERE user_id = %(user_id)s AND name = %(dataset)s
     )
-    SELECT d.id AS dataset_id, s.id, s.score
+    SELECT d.id AS dataset_id, d.created_at AS dataset_created_at, s.id, s.score
     FROM dataset AS d
     LEFT JOIN LATERAL (
         SELECT e.id, %(whole_name_score)s::integer AS score
@@ -412,17 +418,21 @@ def similarity_search(index: VectorIndex, facts: FactFilter = LIVE_FACTS) -> str
     hnsw+exact): the index's matches from `%(threshold)s`, at most `%(<take>)s` of them (of an
     index of edges, only those `facts` lets through).
 
-    Parameters: ds, q, threshold, exact_max, the index's `walk` and `take` (and as_of with
-    FACTS_VALID_AT)."""
+    Parameters: ds, q, threshold, exact_max, `<name>_known_large`, the index's `walk` and `take`
+    (and as_of with FACTS_VALID_AT)."""
     n, table, column, take = index.name, index.table, index.column, index.take
     live = f" AND {facts.on('r')}" if index.facts else ""
     cheap = f" AND {facts.cheap_on('r')}" if index.facts else ""
     kept = f" AND {facts.costly_on('scan')}" if index.facts and facts.costly else ""
+    # A dataset known to hold more rows than that (`%(<name>_known_large)s`) is not counted again:
+    # CASE leaves the count's sub-select unrun (retrieval.py, `LargeDatasets`).
     small = (
         f"SELECT yes FROM {index.sized_like}_small"
         if index.sized_like
-        else f"""SELECT count(*) <= %(exact_max)s AS yes
-        FROM (SELECT 1 FROM {table} WHERE dataset_id = %(ds)s{index.rows} LIMIT %(exact_max)s + 1) AS s"""
+        else f"""SELECT CASE WHEN %({n}_known_large)s THEN false
+                    ELSE (SELECT count(*) <= %(exact_max)s
+                          FROM (SELECT 1 FROM {table} WHERE dataset_id = %(ds)s{index.rows}
+                                LIMIT %(exact_max)s + 1) AS s) END AS yes"""
     )
     return f"""
     {n}_small AS MATERIALIZED (
@@ -932,10 +942,12 @@ def context_parameters(
     limits: Limits,
     as_of: datetime | None = None,
     hop_terms: Sequence[str] = (),
+    known_large: Collection[str] = (),
 ) -> dict[str, object]:
     """The parameters of the context statement (and of each of its builders); `as_of` only for
     the statement of FACTS_VALID_AT; `hop_terms`: the question's stemmed terms that choose the
-    facts of the ranked retrieval's hops."""
+    facts of the ranked retrieval's hops; `known_large`: the indexes whose rows of the dataset are
+    known to be more than `exact_scan_max_rows` (not counted again)."""
     time_travel = {} if as_of is None else {"as_of": as_of}
     ranked = limits.retrieval == "ranked"
     return {
@@ -945,6 +957,7 @@ def context_parameters(
         "keyword_seeds": keyword_seeds,
         "threshold": limits.similarity_threshold,
         "exact_max": limits.exact_scan_max_rows,
+        **{f"{index.name}_known_large": index.name in known_large for index in VECTOR_INDEXES},
         **walk_widths(limits),
         "similar_entities": limits.similar_entities,
         "similar_edges": limits.similar_edges,
@@ -977,11 +990,12 @@ def send_context_rows(
     limits,
     as_of: datetime | None = None,
     hop_terms: Sequence[str] = (),
+    known_large: Collection[str] = (),
 ) -> psycopg.Cursor:
     """The context of a question, in rendering order (`Band`, then rank): rows of entities, edges,
     passages and search paths, each tagged with its band. Its edges are the live ones, or with
-    `as_of` the ones valid at that time (FACTS_VALID_AT). The rows are read later (in pipeline
-    mode, after the COMMIT that travels with the statement)."""
+    `as_of` the ones valid at that time (FACTS_VALID_AT); `known_large`: as `context_parameters`.
+    The rows are read later (in pipeline mode, after the COMMIT that travels with the statement)."""
     return conn.execute(
         _CONTEXT_SQL if as_of is None else _CONTEXT_AS_OF_SQL,
         context_parameters(
@@ -991,5 +1005,6 @@ def send_context_rows(
             limits=limits,
             as_of=as_of,
             hop_terms=hop_terms,
+            known_large=known_large,
         ),
     )

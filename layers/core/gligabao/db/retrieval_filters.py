@@ -22,7 +22,7 @@ statement stays under the 16 KB past which RDS Proxy pins a session
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -138,6 +138,7 @@ def send_filtered_context_rows(
     filters: RetrievalFilters,
     as_of: datetime | None = None,
     hop_terms: Sequence[str] = (),
+    known_large: Collection[str] = (),
 ) -> psycopg.Cursor:
     """graph_reads.send_context_rows with `filters` in every path: the same rows, bands and order;
     with `as_of`, from the facts valid then (include_expired is then moot: superseded ones count)."""
@@ -151,6 +152,7 @@ def send_filtered_context_rows(
                 limits=limits,
                 as_of=as_of,
                 hop_terms=hop_terms,
+                known_large=known_large,
             ),
             **filters.parameters(),
         },

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -133,6 +134,52 @@ class Context:
         return next((e for e in self.entities if e.id == entity_id), None)
 
 
+# --- datasets too large for an exact scan ----------------------------------------------------
+
+
+class LargeDatasets:
+    """The datasets found to hold more rows in a vector index's table than an exact scan reads
+    (`exact_scan_max_rows`), by (dataset id, its created_at): this process's next retrievals from
+    them do not count those rows again.
+
+    The count reads up to `exact_scan_max_rows` + 1 rows, and an edge carries its vector inline:
+    about a page an edge at 1,536 dimensions, 1,082 pages and 5.3 ms of a query on the realistic
+    world of 10,000 facts right after its load (docs/performance.md). A dataset seldom shrinks back
+    below the limit (forget, erasure); one that did is searched through its index walk, and exactly
+    when the walk finds fewer hits than wanted (`<index>_exact_needed`), until the process ends. The
+    created_at tells a dataset from another given the same id (a database restored or recreated)."""
+
+    MAX_DATASETS = 10_000  # then forgotten all at once, to be counted again
+
+    def __init__(self) -> None:
+        self._limits: dict[tuple[int, datetime], dict[str, int]] = {}  # index -> exact_max exceeded
+        self._lock = threading.Lock()
+
+    def indexes(self, dataset_id: int, created_at: datetime | None, exact_max: int) -> frozenset[str]:
+        """The indexes whose rows of the dataset are known to be more than `exact_max`."""
+        with self._lock:
+            exceeded = dict(self._limits.get((dataset_id, created_at), {}))
+        return frozenset(name for name, limit in exceeded.items() if limit >= exact_max)
+
+    def note(
+        self, dataset_id: int, created_at: datetime | None, exact_max: int, search_paths: dict[str, str]
+    ) -> None:
+        """Remember the indexes a retrieval did not search exactly because the dataset was too large
+        (`search_paths`: index -> exact, hnsw or hnsw+exact)."""
+        large = [name for name, path in search_paths.items() if path != "exact"]
+        if created_at is None or not large:
+            return
+        with self._lock:
+            if len(self._limits) >= self.MAX_DATASETS and (dataset_id, created_at) not in self._limits:
+                self._limits.clear()
+            exceeded = self._limits.setdefault((dataset_id, created_at), {})
+            for name in large:
+                exceeded[name] = max(exceeded.get(name, 0), exact_max)
+
+
+LARGE_DATASETS = LargeDatasets()
+
+
 # --- retrieval ------------------------------------------------------------------------------
 
 
@@ -183,6 +230,8 @@ def retrieve(
     vector = embedding.result() if isinstance(embedding, Future) else embedding()
     waited = time.perf_counter()
     hop_terms = sorted({ranking.stem(term) for term in terms}) if ranked else ()
+    exact_max = limits.exact_scan_max_rows
+    known_large = LARGE_DATASETS.indexes(dataset_id, keywords.dataset_created_at, exact_max)
     try:
         send = (
             graph_reads.send_context_rows
@@ -197,6 +246,7 @@ def retrieve(
             limits=limits,
             as_of=as_of,
             hop_terms=hop_terms,
+            known_large=known_large,
         )
         uow.commit()  # read only: in pipeline mode the statement travels with the COMMIT
         rows = sent.fetchall()
@@ -205,6 +255,7 @@ def retrieve(
     except psycopg.Error as error:
         raise ProviderError(f"the vector store could not be searched ({type(error).__name__})") from None
     context = context_from_rows(dataset_id, rows)
+    LARGE_DATASETS.note(dataset_id, keywords.dataset_created_at, exact_max, context.search_paths)
     context.keyword_seeds = keywords.seed_ids
     context.timings_ms = {"keyword_seeds": keyword_ms, "search_vectors": _ms_since(waited)}
     if ranked:
