@@ -957,7 +957,11 @@ def context_parameters(
         "keyword_seeds": keyword_seeds,
         "threshold": limits.similarity_threshold,
         "exact_max": limits.exact_scan_max_rows,
-        **{f"{index.name}_known_large": index.name in known_large for index in VECTOR_INDEXES},
+        **{
+            f"{index.name}_known_large": index.name in known_large
+            for index in VECTOR_INDEXES
+            if not index.sized_like  # its size is the other index's
+        },
         **walk_widths(limits),
         "similar_entities": limits.similar_entities,
         "similar_edges": limits.similar_edges,
