@@ -17,8 +17,9 @@ import psycopg
 import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import dict_row
 from remember_helpers import chain_text, use_rule_based_model
-from sql_counting import counting_round_trips
+from sql_counting import counting_round_trips, table_rows_read
 
 from gligabao import bootstrap
 from gligabao.db import graph_writes
@@ -203,19 +204,38 @@ def test_the_match_reads_each_name_through_the_names_index_and_each_triple_throu
             walk=64,
         ),
     )
-    # a name is read within its own dataset (the dataset in the index condition), never across every
-    # dataset's entities of that name: each user's "Alice" (without statistics the dataset's names
-    # are read until the first large remember analyzes the tables)
-    name_reads = [
-        n
-        for n in nodes
-        if n.get("Relation Name") == "gb_entities"
-        and n.get("Index Name", "gb_entities_pkey") != "gb_entities_pkey"
-    ]
-    assert name_reads
-    assert all("dataset_id" in n.get("Index Cond", "") for n in name_reads)
+    # the names are looked up by gb_entities_of_names (migration 0037), with the owner's rights: no
+    # node of the statement reads gb_entities but by primary key, where row-level security's
+    # condition on the dataset beside the statement's made the planner read the dataset's entities
+    # for each name
+    assert "gb_entities_of_names" in {n.get("Function Name") for n in nodes}
+    assert {n.get("Index Name") for n in nodes if n.get("Relation Name") == "gb_entities"} <= {
+        "gb_entities_pkey"
+    }
     assert "gb_edges_live_pair" in _indexes(nodes)
     assert "gb_edges_live_dataset" not in _indexes(nodes)
+
+
+def test_the_names_are_found_by_their_key_within_the_users_dataset_only(unanalyzed):
+    from gligabao.db.connection import register_vector
+
+    _, service_url, dataset_id = unanalyzed
+    names = ["person 1", "person 2", "person 3", "person 9999"]
+    vectors = [_vector(i) for i in range(len(names))]
+    with psycopg.connect(service_url, row_factory=dict_row) as conn:
+        register_vector(conn)
+        conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
+        mine = graph_writes.match_entities(conn, dataset_id, names, vectors, 0.75, exact_max=1000, walk=64)
+        read = table_rows_read(conn, "gb_entities")
+        conn.execute("SELECT set_config('gligabao.user_id', 'u2', true)")
+        anothers = graph_writes.match_entities(
+            conn, dataset_id, names, vectors, 0.75, exact_max=1000, walk=64
+        )
+        conn.rollback()
+
+    assert mine[:3] == [1, 2, 3] and mine[3] is None
+    assert read <= 2 * len(names)  # a probe a name (and the guard's candidates), not 3,000 a name
+    assert anothers == [None] * len(names)
 
 
 def test_the_stores_live_edges_are_read_by_triple_and_by_id(unanalyzed):

@@ -199,16 +199,15 @@ def _nearest_first(select: str, column: str, to: str, limit: str, rows: str, wal
 # path as the graph grows"). Inside, that condition of row-level security is the only one on the
 # dataset, and the lookup's own index (an id's, a triple's) is the cheaper.
 #
-# A name is the exception: it is looked up within its dataset. Looked up alone it read every
-# dataset's entity of that name (each user's "Alice"): 25-40 ms of a remember of 10 facts beside 170
-# small datasets (bench/overhead.py). Without statistics this lookup may still read the dataset's
-# names by its dataset, until the first large remember analyzes the tables (gb_analyze_stale_graph).
+# A name is the exception: it is looked up within its dataset, by the unique key (dataset_id,
+# normalized_name), in gb_entities_of_names (migration 0037). Looked up alone it read every dataset's
+# entity of that name (each user's "Alice"): 25-40 ms of a remember of 10 facts beside 170 small
+# datasets (bench/overhead.py); looked up here, beside row-level security's condition on the
+# dataset, every entity of the dataset for each name when the tables had no statistics.
 _MATCH_TEMPLATE = """
         SELECT i.ord, coalesce(by_name.id, by_vector.id) AS id
         FROM unnest(%(names)s::text[], %(embeddings)b::vector[]) WITH ORDINALITY AS i(normalized_name, embedding, ord)
-        LEFT JOIN LATERAL (SELECT n.id FROM gb_entities n  -- the unique key (dataset_id, normalized_name)
-                           WHERE n.dataset_id = %(dataset_id)s AND n.normalized_name = i.normalized_name
-                           OFFSET 0) by_name ON true
+        LEFT JOIN gb_entities_of_names(%(dataset_id)s, %(names)s::text[]) AS by_name(ord, id) ON by_name.ord = i.ord
         LEFT JOIN LATERAL {nearest} by_vector ON true
         WHERE by_name.id IS NOT NULL OR by_vector.id IS NOT NULL
 """
