@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,10 @@ migrate: install
 
 openapi: install
 	$(BIN)/gligabao openapi
+
+# The migration of the query's statement functions changed in db/graph_reads.py (test_statement_functions.py).
+statement-functions: install
+	$(BIN)/python infra/statement_functions.py
 
 # The explorer's browser tests drive Debian's Chromium (not Playwright's download): installed once.
 browser:

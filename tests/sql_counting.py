@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from psycopg.rows import tuple_row
 
+from gligabao.db import graph_reads
+
 
 @dataclass
 class RoundTrips:
@@ -165,8 +167,8 @@ class RecordingConnection:
         self.sent: list[tuple[object, object]] = []
 
     def execute(self, query, params=None):
-        if query != b"COMMIT":
-            self.sent.append((query, params))
+        if query != b"COMMIT":  # a statement function's call: the statement it runs
+            self.sent.append(graph_reads.unwrapped(query, params))
         return self._conn.execute(query, params)
 
 

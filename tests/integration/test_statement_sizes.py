@@ -53,7 +53,7 @@ def test_a_query_of_the_most_and_longest_terms_sends_no_statement_over_16_kb(db,
         reply = call_handler(handler, body, path="/v1/gb/query")
 
     assert reply.status == 200, reply.json
-    assert any(b"gb_entities_named" in text for text in texts)  # the keyword statement was sent
+    assert any(b"gb_keyword_seeds" in text for text in texts)  # the keyword statement was sent
     assert largest(texts) < RDS_PROXY_PINNING_BYTES
 
 

@@ -40,6 +40,7 @@ from enum import IntEnum
 import psycopg
 from pgvector import Vector
 
+from gligabao.db.statement_functions import StatementFunction
 from gligabao.limits import DEFAULT_LIMITS, Limits
 
 
@@ -152,12 +153,12 @@ def keyword_seeds(
     if len(term_grams) != len(terms):
         raise ValueError("one list of grams per term")
     if not terms:
-        statement = _KEYWORD_SQL_WITHOUT_TERMS
+        statement = _KEYWORDS_WITHOUT_TERMS
     elif math.comb(len(terms), 3) <= MAX_DESCRIPTION_ARMS:
-        statement = _KEYWORD_SQL_WITH_TRIPLES
+        statement = _KEYWORDS_WITH_TRIPLES
     else:
-        statement = _KEYWORD_SQL_WITH_PAIRS_FOR_TRIPLES
-    rows = conn.execute(statement, params).fetchall()
+        statement = _KEYWORDS_WITH_PAIRS_FOR_TRIPLES
+    rows = conn.execute(statement.call, params).fetchall()
     if not rows:
         return KeywordSeeds(None, [], [])
     seeds = [row for row in rows if row["id"] is not None]
@@ -929,6 +930,104 @@ _CONTEXT_SQL = context_statement()
 _CONTEXT_AS_OF_SQL = context_statement(FACTS_VALID_AT)
 
 
+# --- the statement functions (db/statement_functions.py) ----------------------------------------
+# The statements every query sends, run as functions whose plans the database connection keeps.
+# The parameters' types are those PostgreSQL infers from the statement (test_statement_functions.py
+# checks them), so that the function reads its arguments as the statement read its parameters. A
+# question asked `as_of` a time or with filters is rare: its statement is sent as it is.
+
+_KEYWORD_TYPES = {
+    "user_id": "text",
+    "dataset": "text",
+    "grams": "text[]",
+    "gram_terms": "integer[]",
+    "terms": "text[]",
+    "question": "text",
+    "whole_name_score": "integer",
+    "term_in_name_score": "integer",
+    "term_in_description_score": "integer",
+    "prefixes": "text[]",
+    "window": "bigint",
+    "limit": "integer",
+    "walk_rows": "bigint",
+    "term_count": "integer",
+}
+_KEYWORDS_WITH_TRIPLES = StatementFunction("gb_keyword_seeds", _KEYWORD_SQL_WITH_TRIPLES, _KEYWORD_TYPES)
+_KEYWORDS_WITH_PAIRS_FOR_TRIPLES = StatementFunction(
+    "gb_keyword_seeds_by_pairs", _KEYWORD_SQL_WITH_PAIRS_FOR_TRIPLES, _KEYWORD_TYPES
+)
+_KEYWORDS_WITHOUT_TERMS = StatementFunction(
+    "gb_keyword_seeds_without_terms",
+    _KEYWORD_SQL_WITHOUT_TERMS,
+    {
+        "user_id": "text",
+        "dataset": "text",
+        "whole_name_score": "integer",
+        "prefixes": "text[]",
+        "question": "text",
+        "limit": "bigint",
+    },
+)
+_CONTEXT = StatementFunction(
+    "gb_context_rows",
+    _CONTEXT_SQL,
+    {
+        "entities_known_large": "boolean",
+        "exact_max": "integer",
+        "ds": "bigint",
+        "q": "vector",
+        "candidates": "integer",
+        "threshold": "double precision",
+        "similar_entities": "bigint",
+        "edges_known_large": "boolean",
+        "fact_candidates": "integer",
+        "similar_edges": "bigint",
+        "chunks_known_large": "boolean",
+        "similar_chunks": "bigint",
+        "similar_summaries": "bigint",
+        "band_keyword_seed": "integer",
+        "keyword_seeds": "bigint[]",
+        "band_similarity_seed": "integer",
+        "band_fallback_seed": "integer",
+        "fallback": "bigint",
+        "expansion_per_seed": "bigint",
+        "strongest_seeds_first": "boolean",
+        "expansion": "bigint",
+        "hop_terms": "text[]",
+        "hop_seeds": "bigint",
+        "second_hop": "integer",
+        "hop_frontier": "bigint",
+        "hop_scan": "bigint",
+        "hop_per_end": "bigint",
+        "third_frontier": "bigint",
+        "third_hop_per_end": "bigint",
+        "band_similar_fact": "integer",
+        "band_expansion": "integer",
+        "band_endpoint": "integer",
+        "band_passage_with_text": "integer",
+        "passages_with_text": "bigint",
+        "band_passage_summary_only": "integer",
+        "passages_summary_only": "bigint",
+        "band_search_path": "integer",
+    },
+)
+STATEMENT_FUNCTIONS = (
+    _KEYWORDS_WITH_TRIPLES,
+    _KEYWORDS_WITH_PAIRS_FOR_TRIPLES,
+    _KEYWORDS_WITHOUT_TERMS,
+    _CONTEXT,
+)
+
+
+def unwrapped(query: object, params: object) -> tuple[object, object]:
+    """The statement that a call of one of STATEMENT_FUNCTIONS runs (to run it again or EXPLAIN it
+    on its own), else the query as it is."""
+    for function in STATEMENT_FUNCTIONS:
+        if query == function.call:
+            return function.statement, params
+    return query, params
+
+
 def walk_widths(limits: Limits) -> dict[str, int]:
     """The candidates each search takes, by the parameter its `VectorIndex.walk` names."""
     return {"candidates": limits.hnsw_candidates, "fact_candidates": limits.hnsw_fact_candidates}
@@ -1001,7 +1100,7 @@ def send_context_rows(
     `as_of` the ones valid at that time (FACTS_VALID_AT); `known_large`: as `context_parameters`.
     The rows are read later (in pipeline mode, after the COMMIT that travels with the statement)."""
     return conn.execute(
-        _CONTEXT_SQL if as_of is None else _CONTEXT_AS_OF_SQL,
+        _CONTEXT.call if as_of is None else _CONTEXT_AS_OF_SQL,
         context_parameters(
             dataset_id=dataset_id,
             vector=vector,
