@@ -1,7 +1,7 @@
 """Where the time of one query and one remember goes, part by part: through the local API over HTTP,
 and with the handler called in this process with an API Gateway HTTP API (payload 2.0) event.
 
-    .venv/bin/python bench/overhead.py [--runs 200] [--warm-up 20]
+    .venv/bin/python bench/overhead.py [--runs 200] [--warm-up 20] [--unprepared]
 
 As bench/remember.py: the test suite's fake providers in this process (real SDKs and HTTP, instant
 answers), a scratch database (dropped at the end) on DATABASE_URL's server or on the embedded
@@ -527,8 +527,9 @@ def remember_small_graph() -> None:
 
 
 @contextlib.contextmanager
-def bench_service() -> Iterator[tuple[int, object]]:
-    """The fakes, a scratch database with the small graph, the local API: (port, api)."""
+def bench_service(unprepared: bool = False) -> Iterator[tuple[int, object]]:
+    """The fakes, a scratch database with the small graph, the local API: (port, api); `unprepared`:
+    psycopg prepares nothing on the server, as behind RDS Proxy (the `production` profile)."""
     import http.server
 
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
@@ -541,7 +542,16 @@ def bench_service() -> Iterator[tuple[int, object]]:
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
     settings = {**provider_settings(anthropic, openai), "auth_mode": "none"}
     try:
-        with scratch_database(bench_admin_url(), settings):
+        with scratch_database(bench_admin_url(), settings) as scratch:
+            if unprepared:
+                from gligabao import bootstrap
+                from gligabao.db.connection import Database
+
+                url = scratch.bundle.settings.database_url
+                bundle = bootstrap.Bundle(
+                    scratch.bundle.settings, database=Database(lambda: url, server_side_prepare=False)
+                )
+                bootstrap.install(bundle)
             remember_small_graph()
             with local_api() as (port, api):
                 yield port, api
@@ -554,8 +564,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200, help="measured runs per figure (median)")
     parser.add_argument("--warm-up", type=int, default=20, help="runs first, not measured")
+    parser.add_argument(
+        "--unprepared",
+        action="store_true",
+        help="no server-side prepared statements, as behind RDS Proxy (the functions in this process; "
+        "the worker process prepares as `serve` does)",
+    )
     args = parser.parse_args()
-    with bench_service() as (port, api), instrumented():
+    with bench_service(args.unprepared) as (port, api), instrumented():
         results = run_bench(port, api, args.runs, args.warm_up)
         workers = in_worker_processes(args.runs, args.warm_up)
     print_report(results, args.runs)

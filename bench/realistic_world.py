@@ -654,7 +654,7 @@ def query_bench(sizes: list[int], count: int = 60, analyzed: bool = False) -> No
                 else database_url(admin, name)
             )
             anthropic, _, settings = stack.enter_context(fake_providers())
-            bundle = stack.enter_context(service_on(url, settings, migrate_first=False))
+            bundle = stack.enter_context(service_on(url, settings, migrate_first=True))
             port, _ = stack.enter_context(local_api(bundle, 0))
             answers = ask_all(port, anthropic, asked)
         print_queries(size, answers, " (a copy, ANALYZEd)" if analyzed else "")
@@ -733,7 +733,7 @@ def remember_bench(sizes: list[int], repeat: int = 5, analyzed: bool = False) ->
         with (
             world_copy(admin, name, "remember", analyzed) as url,
             fake_providers() as (_, _, settings),
-            service_on(url, settings, migrate_first=False) as bundle,
+            service_on(url, settings, migrate_first=True) as bundle,
             local_api(bundle, 0) as (port, _),
         ):
             client = Client(port)
