@@ -123,9 +123,9 @@ def main() -> int:
     args = parse_args()
     sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "bench"), str(ROOT / "tests")]
     import psycopg
+    from bench_setup import bench_admin_url
     from pgvector.psycopg import register_vector
     from query import database_url  # bench/query.py
-    from remember import bench_admin_url  # bench/remember.py
 
     url = database_url(bench_admin_url(args.data_dir), args.database)
 

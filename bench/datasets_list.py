@@ -35,8 +35,9 @@ def main() -> int:
     args = parser.parse_args()
 
     import psycopg
+    from bench_setup import bench_admin_url
     from query import database_url, service_url, size_of  # bench/query.py
-    from remember import bench_admin_url, indexes_dropped  # bench/remember.py
+    from remember import indexes_dropped  # bench/remember.py
 
     from gligabao.db.datasets import list_with_counts
     from gligabao.memory.datasets import DatasetSummary

@@ -36,7 +36,7 @@ def main() -> int:
     args = parser.parse_args()
 
     import psycopg
-    from remember import bench_admin_url, scratch_database  # bench/remember.py
+    from bench_setup import bench_admin_url, scratch_database
 
     admin_url = bench_admin_url()
     with scratch_database(admin_url, {"embedding_dimensions": args.dims}) as scratch:

@@ -28,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
 
-    from remember import bench_admin_url, scratch_database
+    from bench_setup import bench_admin_url, scratch_database
 
     with scratch_database(bench_admin_url(), {}) as scratch:
         run_bench(scratch.bundle, scratch.owner_url, args.rows)

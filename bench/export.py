@@ -132,8 +132,8 @@ def mb(count: int) -> str:
 def main() -> int:
     args = parse_args()
     sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "bench")]
+    from bench_setup import bench_admin_url
     from query import database_url  # bench/query.py: the same scratch server
-    from remember import bench_admin_url
 
     from gligabao import bootstrap
     from gligabao.limits import DEFAULT_LIMITS

@@ -49,7 +49,8 @@ def main() -> int:
 
     import numpy as np
     import psycopg
-    from remember import bench_admin_url, indexes_dropped, scratch_database  # bench/remember.py
+    from bench_setup import bench_admin_url, scratch_database
+    from remember import indexes_dropped  # bench/remember.py
 
     caps = [int(n) for n in args.per_entity.split(",")]
     exact_maxes = [int(n) for n in args.exact_max.split(",")]

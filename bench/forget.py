@@ -90,7 +90,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
 
-    from remember import bench_admin_url, scratch_database
+    from bench_setup import bench_admin_url, scratch_database
 
     admin_url = bench_admin_url()
     with scratch_database(admin_url, {}) as scratch:

@@ -46,10 +46,10 @@ def main() -> int:
     )
     args = parser.parse_args()
 
+    from bench_setup import bench_admin_url, provider_settings, scratch_database
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
     from fuzz_run import fuzz
-    from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     from gligabao import bootstrap

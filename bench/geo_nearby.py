@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--radius", type=float, default=50.0)
     args = parser.parse_args()
-    from remember import bench_admin_url, scratch_database
+    from bench_setup import bench_admin_url, scratch_database
 
     admin_url = bench_admin_url()
     with scratch_database(admin_url, {}) as scratch:

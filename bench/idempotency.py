@@ -31,9 +31,9 @@ def main() -> None:
     import http.server
 
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
+    from bench_setup import bench_admin_url, provider_settings, scratch_database
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import remember_handler, rule_based_model
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()

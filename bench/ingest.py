@@ -46,9 +46,9 @@ def main() -> None:
     # A provider takes many connections at once: the fakes' listen backlog is not the bottleneck
     # (the default 5 resets connections when a window extracts its texts together).
     http.server.ThreadingHTTPServer.request_queue_size = 256
+    from bench_setup import bench_admin_url, provider_settings, scratch_database
     from fakes.anthropic_server import FakeAnthropic, Reply
     from fakes.openai_server import FakeOpenAI
-    from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     class SlowOpenAI(FakeOpenAI):

@@ -41,6 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench")]
 
+from bench_setup import local_api  # noqa: E402  (bench/bench_setup.py)
+
 DATASET_FACTS = 50  # facts of the graph the queries read
 REMEMBER_FACTS = 10  # facts of each remembered text
 QUESTION = "Who does Person7 know?"
@@ -488,23 +490,6 @@ def instrumented() -> Iterator[None]:
         yield
 
 
-@contextlib.contextmanager
-def local_api(containers=None) -> Iterator[tuple[int, object]]:
-    """The local API on a free loopback port of this process; the functions in-process, or in
-    `containers`."""
-    from gligabao.local.server import make_server
-
-    server = make_server(ROOT / "template.yaml", port=0, quiet=True, containers=containers)
-    thread = threading.Thread(target=server.serve_forever, name="local-api", daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1], server.RequestHandlerClass.api
-    finally:
-        server.shutdown()
-        server.server_close()
-        server.RequestHandlerClass.api.containers.close()
-
-
 def _model(body: dict) -> dict:
     """The rule-based model of the tests; for the query stage, an answer citing nothing."""
     from remember_helpers import prompt_of, rule_based_model
@@ -533,9 +518,9 @@ def bench_service(unprepared: bool = False) -> Iterator[tuple[int, object]]:
     import http.server
 
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
+    from bench_setup import bench_admin_url, provider_settings, scratch_database
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import bench_admin_url, provider_settings, scratch_database
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = _model

@@ -39,9 +39,9 @@ def main() -> None:
     args = parser.parse_args()
     remaining = [float(value) for value in args.remaining.split(",")]
 
+    from bench_setup import bench_admin_url, provider_settings, scratch_database
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import bench_admin_url, provider_settings, scratch_database
     from remember_helpers import rule_based_model
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()

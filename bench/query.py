@@ -1106,7 +1106,7 @@ def main() -> int:
         sizes = [realistic_world.size_of(text) for text in args.sizes.split(",")]
         realistic_world.query_bench(sizes, args.queries, analyzed=args.analyzed)
         return 0
-    from remember import bench_admin_url  # bench/remember.py
+    from bench_setup import bench_admin_url
 
     admin = bench_admin_url(args.data_dir)
     limits = service_limits()

@@ -50,7 +50,7 @@ def main() -> int:
 
     edges = size_of(args.size)
     name = f"gligabao_bench_{edges}_d{args.dims}"
-    from remember import bench_admin_url  # bench/remember.py
+    from bench_setup import bench_admin_url
 
     url = database_url(bench_admin_url(args.data_dir), name)
     plans = [DatasetPlan("bench-large", "main", edges), DatasetPlan("bench-medium", "main", MEDIUM_EDGES)]

@@ -310,7 +310,7 @@ def new_facts(world: World, run: int, count: int = FACTS_PER_TEXT) -> list[Fact]
 
 def admin_url(data_dir: Path = DATA_DIR) -> str:
     """The bench's server: DATABASE_URL's, else its own embedded cluster, with autovacuum off."""
-    from remember import bench_admin_url
+    from bench_setup import bench_admin_url
 
     url = bench_admin_url(str(data_dir))
     if not os.environ.get("DATABASE_URL"):
@@ -406,9 +406,9 @@ def fake_providers() -> Iterator[tuple[object, object, dict]]:
     import http.server
 
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
+    from bench_setup import provider_settings
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import provider_settings
     from remember_helpers import rule_based_model
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
@@ -425,7 +425,7 @@ def fake_providers() -> Iterator[tuple[object, object, dict]]:
 def local_api(bundle, workers: int) -> Iterator[tuple[int, object]]:
     """The local API on a loopback port: the functions in `workers` processes (0: this process), and
     the job queue of `gligabao serve` (in memory). (port, the queue)."""
-    from overhead import local_api as api_on
+    from bench_setup import local_api as api_on
 
     from gligabao.local.cli import serve_containers
 

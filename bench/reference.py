@@ -230,8 +230,7 @@ def our_servers(anthropic, openai, with_worker: bool) -> Iterator[dict[str, int]
     import http.server
 
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
-    from overhead import local_api
-    from remember import bench_admin_url, provider_settings, scratch_database
+    from bench_setup import bench_admin_url, local_api, provider_settings, scratch_database
 
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
     settings = {**provider_settings(anthropic, openai), "auth_mode": "none"}

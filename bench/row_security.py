@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "tests"), str(ROOT / "bench")]
 
+import bench_setup  # noqa: E402  (bench/bench_setup.py)
 import query as query_bench  # noqa: E402  (bench/query.py)
 import remember as remember_bench  # noqa: E402  (bench/remember.py)
 
@@ -44,7 +45,7 @@ def retrieval(count: int, edges: int) -> None:
     from gligabao.settings import Settings
 
     dims = 256
-    admin = remember_bench.bench_admin_url()
+    admin = bench_setup.bench_admin_url()
     plans = [query_bench.DatasetPlan("bench-large", "main", edges)]
     plans.append(query_bench.DatasetPlan("bench-medium", "main", query_bench.MEDIUM_EDGES))
     plans += [
@@ -95,9 +96,9 @@ def remembers(repeat: int) -> None:
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = rule_based_model
     os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
-    providers = remember_bench.provider_settings(anthropic, openai)
-    admin = remember_bench.bench_admin_url()
-    with remember_bench.scratch_database(admin, providers) as scratch:
+    providers = bench_setup.provider_settings(anthropic, openai)
+    admin = bench_setup.bench_admin_url()
+    with bench_setup.scratch_database(admin, providers) as scratch:
         owner_url = make_conninfo(**{**conninfo_to_dict(admin), "dbname": scratch.name})
         bundles = {
             "owner": bootstrap.Bundle(Settings(database_url=owner_url, **providers)),

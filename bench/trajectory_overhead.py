@@ -35,9 +35,9 @@ def main() -> None:
     import http.server
 
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
+    from bench_setup import bench_admin_url, provider_settings, scratch_database
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from remember import bench_admin_url, provider_settings, scratch_database
 
     anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
     anthropic.responder = _model
