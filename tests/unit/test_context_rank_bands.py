@@ -11,7 +11,7 @@ import pytest
 from gligabao.db import graph_reads
 from gligabao.db.graph_reads import BAND_PARAMETERS, Band
 from gligabao.limits import DEFAULT_LIMITS
-from gligabao.memory.retrieval import Passage, context_from_rows
+from gligabao.memory.retrieval import Passage, context_from_rows, context_from_tuples
 from gligabao.model import StoredEdge, StoredEntity
 
 T0 = datetime(2025, 1, 31, 9, 0, 0, tzinfo=UTC)
@@ -202,3 +202,24 @@ def test_a_row_of_an_unknown_band_is_an_error_never_dropped():
 def test_the_context_records_are_the_shared_typed_records():
     context = context_from_rows(1, [entity(Band.KEYWORD_SEED, 1, 10, "Alice")])
     assert [type(e) for e in context.entities] == [StoredEntity]
+
+
+def test_rows_as_tuples_are_decoded_by_their_columns_whatever_their_order():
+    """retrieve reads the statement's rows as tuples (context_from_tuples), by column name."""
+    rows = [
+        {**entity(Band.KEYWORD_SEED, 1, 10, "Alice"), "similarity": 0.9, "model_id": 3},
+        entity(Band.ENDPOINT, 2, 11, "Acme"),
+        {**edge(Band.SIMILAR_FACT, 1, 20, 10, 11), "similarity": 0.8},
+        row(Band.PASSAGE_WITH_TEXT, 1, 30, parent_id=5, chunk_index=0, summary="s", text="t"),
+        search("edges", "hnsw"),
+    ]
+    columns = sorted({name for record in rows for name in record} | {"similarity", "model_id"}, reverse=True)
+    tuples = [tuple(record.get(name) for name in columns) for record in rows]
+
+    as_tuples = context_from_tuples(1, columns, tuples)
+    as_mappings = context_from_rows(1, rows)
+
+    assert as_tuples == as_mappings
+    assert as_tuples.edges[0].source == "Alice" and as_tuples.entities[0].model_id == 3
+    assert as_tuples.similarity == {("entity", 10): 0.9, ("edge", 20): 0.8}
+    assert as_tuples.search_paths == {"edges": "hnsw"} and as_tuples.similar_edges == [20]
