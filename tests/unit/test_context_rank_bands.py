@@ -11,7 +11,7 @@ import pytest
 from gligabao.db import graph_reads
 from gligabao.db.graph_reads import BAND_PARAMETERS, Band
 from gligabao.limits import DEFAULT_LIMITS
-from gligabao.memory.retrieval import Passage, context_from_rows, context_from_tuples
+from gligabao.memory.retrieval import CONTEXT_COLUMNS, Passage, context_from_rows, context_from_tuples
 from gligabao.model import StoredEdge, StoredEntity
 
 T0 = datetime(2025, 1, 31, 9, 0, 0, tzinfo=UTC)
@@ -223,3 +223,10 @@ def test_rows_as_tuples_are_decoded_by_their_columns_whatever_their_order():
     assert as_tuples.edges[0].source == "Alice" and as_tuples.entities[0].model_id == 3
     assert as_tuples.similarity == {("entity", 10): 0.9, ("edge", 20): 0.8}
     assert as_tuples.search_paths == {"edges": "hnsw"} and as_tuples.similar_edges == [20]
+
+
+def test_rows_without_a_column_the_decoder_reads_are_an_error():
+    columns = [name for name in CONTEXT_COLUMNS if name != "relation"]
+
+    with pytest.raises(ValueError, match="relation"):
+        context_from_tuples(1, columns, [])

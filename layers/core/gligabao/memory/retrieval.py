@@ -327,28 +327,34 @@ def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
 
 def context_from_tuples(dataset_id: int, columns: Sequence[str], rows: list[Sequence]) -> Context:
     """The Context of the rows of graph_reads.send_context_rows (already in rendering order), as
-    tuples of `columns`: a query's 800-odd rows at 10,000 facts are read 2-3 ms sooner than as
-    dicts (docs/performance.md). Each row's `band` (graph_reads.Band) says what it is and why it
-    is there."""
+    tuples of `columns`: a query's 800-odd rows at 10,000 facts are read about 1 ms sooner than as
+    dicts (bench/context_rows.py). Each row's `band` (graph_reads.Band) says what it is and why it
+    is there. `model_id` may be missing (None); every other column of CONTEXT_COLUMNS is required."""
     at = {name: index for index, name in enumerate(columns)}
-    band_, id_, name_, type_, description_, similarity_ = (
-        at[c] for c in ("band", "id", "name", "type", "description", "similarity")
-    )
-    model_id_ = at.get("model_id")
-    source_, target_, relation_, artifact_, valid_, invalid_, created_, expired_ = (
-        at[c]
-        for c in (
-            "source_id",
-            "target_id",
-            "relation",
-            "artifact_id",
-            "valid_at",
-            "invalid_at",
-            "created_at",
-            "expired_at",
-        )
-    )
-    parent_, chunk_, summary_, text_ = (at[c] for c in ("parent_id", "chunk_index", "summary", "text"))
+    missing = [name for name in CONTEXT_COLUMNS if name not in at and name != "model_id"]
+    if missing:
+        raise ValueError(f"context rows without the columns {missing}")
+    (
+        band_,
+        id_,
+        name_,
+        type_,
+        description_,
+        similarity_,
+        model_id_,
+        source_,
+        target_,
+        relation_,
+        artifact_,
+        valid_,
+        invalid_,
+        created_,
+        expired_,
+        parent_,
+        chunk_,
+        summary_,
+        text_,
+    ) = (at.get(name) for name in CONTEXT_COLUMNS)
     context = Context(dataset_id=dataset_id)
     names: dict[int, str] = {}  # the entities come first (their bands are first): an edge's ends
     for row in rows:
