@@ -29,7 +29,7 @@ from gligabao.settings import Settings
 ENTITIES = 3000
 HUB_FACTS = 1000  # live facts about one entity (an agent's user)
 OTHER_FACTS = 2000
-GRAPH_TABLES = ("gb_entities", "gb_edges", "gb_artifacts", "gb_datasets")
+GRAPH_TABLES = ("gb_entities", "gb_edges", "gb_artifacts", "gb_datasets", "gb_entity_recency")
 
 
 @pytest.fixture(scope="module")
@@ -273,6 +273,7 @@ def test_the_stale_tables_are_analyzed_by_the_service_and_only_once(unanalyzed):
         ).fetchone()[0]
     assert "gb_edges" in first  # 3,000 rows changed
     assert "gb_entities" in first  # 3,000
+    assert "gb_entity_recency" in first  # 3,000 entities' recency (gb_entity_recency), kept by triggers
     assert analyzed == 1
     assert again == []
 
