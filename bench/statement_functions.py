@@ -5,6 +5,7 @@ behind RDS Proxy sends them; with --plan-cache-modes, the statements themselves 
 
     .venv/bin/python bench/statement_functions.py [--world small|realistic] [--sizes 10k,100k]
                                                    [--questions 40] [--rounds 3] [--plan-cache-modes]
+                                                   [--as-of]
 
 The statements are those `retrieve` sends for each question (recorded, then sent again on one
 connection per variant, in turns, each variant in each place in turn after an unmeasured run that
@@ -12,7 +13,8 @@ brings the question's pages into the cache; the first round is not counted): on 
 small graph of bench/overhead.py (one question, on a scratch database of var/bench-pgdata), or on
 bench/realistic_world.py's worlds (`--questions` of its questions, the kept worlds of
 var/bench-realistic-pgdata, migrated first). Prints the median and p95 of the keyword statement,
-the context statement and both, in ms.
+the context statement and both, in ms. With --as-of the questions are asked as of a day after the
+run (every fact valid then): the context statement is the one of FACTS_VALID_AT (its own function).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +50,9 @@ class Recording:
         return self._conn.execute(query, params)
 
 
-def recorded(bundle, user: str, dataset: str, questions: list[tuple[str, list[float]]]) -> list[dict]:
+def recorded(
+    bundle, user: str, dataset: str, questions: list[tuple[str, list[float]]], as_of: datetime | None = None
+) -> list[dict]:
     """Per question: {"function": [(call, params)...], "statement": [(statement, params)...]}."""
     from gligabao.db.graph_reads import unwrapped
     from gligabao.limits import DEFAULT_LIMITS
@@ -58,7 +63,12 @@ def recorded(bundle, user: str, dataset: str, questions: list[tuple[str, list[fl
         with bundle.database.transaction(user) as uow:
             recording = Recording(uow.conn)
             retrieve(
-                replace(uow, conn=recording), dataset, text, lambda vector=vector: vector, DEFAULT_LIMITS
+                replace(uow, conn=recording),
+                dataset,
+                text,
+                lambda vector=vector: vector,
+                DEFAULT_LIMITS,
+                as_of=as_of,
             )
         calls = recording.calls[-2:]
         sent.append({"function": calls, "statement": [unwrapped(query, params) for query, params in calls]})
@@ -170,6 +180,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=40, help="with --world realistic")
     parser.add_argument("--rounds", type=int, default=3, help="the first is not counted")
     parser.add_argument("--plan-cache-modes", action="store_true", help="the statements under each mode")
+    parser.add_argument("--as-of", action="store_true", help="asked as of a day after the run")
     args = parser.parse_args()
     variants = variants_of(args.plan_cache_modes)
     if args.world == "small":
@@ -186,9 +197,11 @@ def main() -> None:
         rounds = args.rounds
     for title, opened in worlds:
         with opened() as (bundle, user, dataset, questions):
-            sent = recorded(bundle, user, dataset, questions)
+            as_of = datetime.now(UTC) + timedelta(days=1) if args.as_of else None
+            sent = recorded(bundle, user, dataset, questions, as_of)
             times = timed_in_turns(bundle.database.url(), user, variants, sent, rounds)
-        print_times(f"{title}: {len(questions)} question(s), {rounds - 1} rounds counted", times)
+        asked = ", as of a day later" if args.as_of else ""
+        print_times(f"{title}: {len(questions)} question(s){asked}, {rounds - 1} rounds counted", times)
 
 
 if __name__ == "__main__":

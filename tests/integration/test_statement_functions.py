@@ -8,6 +8,7 @@ keeps row-level security as the caller's."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -140,19 +141,35 @@ def test_the_keyword_function_gives_the_statements_rows_and_another_user_nothing
     assert of_another_user == [] and asking_for_u1 == []
 
 
-def test_the_context_function_gives_the_statements_rows(db, database_url, fake_anthropic, fake_openai):
-    use_rule_based_model(fake_anthropic)
-    a_small_graph()
+def context_rows_both_ways(db, database_url, name: str, as_of: datetime | None) -> tuple[list, list, list]:
+    """The context rows of u1's small graph through the function `name` and through its statement,
+    and what the function gives u2 with u1's parameters."""
     dataset_id = db.execute("SELECT id FROM gb_datasets WHERE user_id = 'u1'").fetchone()[0]
     seeds = [row[0] for row in db.execute("SELECT id FROM gb_entities ORDER BY id LIMIT 2")]
     params = graph_reads.context_parameters(
-        dataset_id=dataset_id, vector=basis(0), keyword_seeds=seeds, limits=DEFAULT_LIMITS
+        dataset_id=dataset_id, vector=basis(0), keyword_seeds=seeds, limits=DEFAULT_LIMITS, as_of=as_of
     )
-    function = FUNCTIONS["gb_context_rows"]
+    function = FUNCTIONS[name]
+    return (
+        rows_as(database_url, "u1", function.call, params),
+        rows_as(database_url, "u1", function.statement, params),
+        rows_as(database_url, "u2", function.call, params),
+    )
 
-    through_function = rows_as(database_url, "u1", function.call, params)
-    through_statement = rows_as(database_url, "u1", function.statement, params)
-    of_another_user = rows_as(database_url, "u2", function.call, params)
+
+NOW = datetime.now(UTC) + timedelta(days=1)  # after every fact of the graph
+
+
+@pytest.mark.parametrize(("name", "as_of"), [("gb_context_rows", None), ("gb_context_rows_as_of", NOW)])
+def test_the_context_functions_give_the_statements_rows(
+    db, database_url, fake_anthropic, fake_openai, name, as_of
+):
+    use_rule_based_model(fake_anthropic)
+    a_small_graph()
+
+    through_function, through_statement, of_another_user = context_rows_both_ways(
+        db, database_url, name, as_of
+    )
 
     assert through_function == through_statement
     assert {row["band"] for row in through_function} >= {
@@ -160,6 +177,24 @@ def test_the_context_function_gives_the_statements_rows(db, database_url, fake_a
         graph_reads.Band.EXPANSION,
     }
     assert [row for row in of_another_user if row["band"] != graph_reads.Band.SEARCH_PATH] == []
+
+
+def test_as_of_a_time_before_the_facts_the_function_gives_the_statements_rows_without_them(
+    db, database_url, fake_anthropic, fake_openai
+):
+    use_rule_based_model(fake_anthropic)
+    a_small_graph()
+    before = datetime(1900, 1, 1, tzinfo=UTC)
+
+    through_function, through_statement, _ = context_rows_both_ways(
+        db, database_url, "gb_context_rows_as_of", before
+    )
+
+    assert through_function == through_statement
+    assert not [row for row in through_function if row["source_id"] is not None]  # no fact was valid then
+    assert [
+        row for row in through_function if row["band"] == graph_reads.Band.KEYWORD_SEED
+    ]  # the entities were
 
 
 def test_without_prepared_statements_a_query_calls_the_functions_and_is_answered(
@@ -176,6 +211,10 @@ def test_without_prepared_statements_a_query_calls_the_functions_and_is_answered
                 reply = answer(
                     bootstrap.bundle(), Question(user_id="u1", dataset="main", query="Who does Person3 know?")
                 )
+            in_the_past = answer(
+                bootstrap.bundle(),
+                Question(user_id="u1", dataset="main", query="Who does Person3 know?", as_of=NOW),
+            )
         prepared = (
             unprepared.connection()
             .execute("SELECT count(*) AS n FROM pg_prepared_statements")
@@ -187,8 +226,10 @@ def test_without_prepared_statements_a_query_calls_the_functions_and_is_answered
     called = [text for text in texts if b"SELECT * FROM gb_" in text]
     assert reply.evidence.edges  # answered from the graph
     assert prepared == 0
-    assert sum(FUNCTIONS["gb_keyword_seeds"].function_name.encode() in text for text in called) == 3
+    assert sum(FUNCTIONS["gb_keyword_seeds"].function_name.encode() in text for text in called) == 4
     assert sum(FUNCTIONS["gb_context_rows"].function_name.encode() in text for text in called) == 3
+    assert sum(FUNCTIONS["gb_context_rows_as_of"].function_name.encode() in text for text in called) == 1
+    assert in_the_past.evidence.edges
     assert not any(
         b"gb_entities_named" in text for text in texts
     )  # the statement's text stays in the database

@@ -40,7 +40,7 @@ from enum import IntEnum
 import psycopg
 from pgvector import Vector
 
-from gligabao.db.statement_functions import StatementFunction
+from gligabao.db.statement_functions import StatementFunction, statement_parameters
 from gligabao.limits import DEFAULT_LIMITS, Limits
 
 
@@ -931,10 +931,11 @@ _CONTEXT_AS_OF_SQL = context_statement(FACTS_VALID_AT)
 
 
 # --- the statement functions (db/statement_functions.py) ----------------------------------------
-# The statements every query sends, run as functions whose plans the database connection keeps.
-# The parameters' types are those PostgreSQL infers from the statement (test_statement_functions.py
-# checks them), so that the function reads its arguments as the statement read its parameters. A
-# question asked `as_of` a time or with filters is rare: its statement is sent as it is.
+# The statements every query sends, run as functions whose plans the database connection keeps;
+# the context of a question asked `as_of` a time too. The parameters' types are those PostgreSQL
+# infers from the statement (test_statement_functions.py checks them), so that the function reads
+# its arguments as the statement read its parameters. A question with filters has a statement of
+# its own shape (db/retrieval_filters.py), sent as it is.
 
 _KEYWORD_TYPES = {
     "user_id": "text",
@@ -968,54 +969,62 @@ _KEYWORDS_WITHOUT_TERMS = StatementFunction(
         "limit": "bigint",
     },
 )
-_CONTEXT = StatementFunction(
-    "gb_context_rows",
-    _CONTEXT_SQL,
-    {
-        "entities_known_large": "boolean",
-        "exact_max": "integer",
-        "ds": "bigint",
-        "q": "vector",
-        "candidates": "integer",
-        "threshold": "double precision",
-        "similar_entities": "bigint",
-        "edges_known_large": "boolean",
-        "fact_candidates": "integer",
-        "similar_edges": "bigint",
-        "chunks_known_large": "boolean",
-        "similar_chunks": "bigint",
-        "similar_summaries": "bigint",
-        "band_keyword_seed": "integer",
-        "keyword_seeds": "bigint[]",
-        "band_similarity_seed": "integer",
-        "band_fallback_seed": "integer",
-        "fallback": "bigint",
-        "expansion_per_seed": "bigint",
-        "strongest_seeds_first": "boolean",
-        "expansion": "bigint",
-        "hop_terms": "text[]",
-        "hop_seeds": "bigint",
-        "second_hop": "integer",
-        "hop_frontier": "bigint",
-        "hop_scan": "bigint",
-        "hop_per_end": "bigint",
-        "third_frontier": "bigint",
-        "third_hop_per_end": "bigint",
-        "band_similar_fact": "integer",
-        "band_expansion": "integer",
-        "band_endpoint": "integer",
-        "band_passage_with_text": "integer",
-        "passages_with_text": "bigint",
-        "band_passage_summary_only": "integer",
-        "passages_summary_only": "bigint",
-        "band_search_path": "integer",
-    },
-)
+# The parameters of the context statements (live and as of a time), as PostgreSQL infers them.
+_CONTEXT_TYPES = {
+    "entities_known_large": "boolean",
+    "exact_max": "integer",
+    "ds": "bigint",
+    "q": "vector",
+    "candidates": "integer",
+    "threshold": "double precision",
+    "similar_entities": "bigint",
+    "edges_known_large": "boolean",
+    "fact_candidates": "integer",
+    "as_of": "timestamp with time zone",
+    "similar_edges": "bigint",
+    "chunks_known_large": "boolean",
+    "similar_chunks": "bigint",
+    "similar_summaries": "bigint",
+    "band_keyword_seed": "integer",
+    "keyword_seeds": "bigint[]",
+    "band_similarity_seed": "integer",
+    "band_fallback_seed": "integer",
+    "fallback": "bigint",
+    "expansion_per_seed": "bigint",
+    "strongest_seeds_first": "boolean",
+    "expansion": "bigint",
+    "hop_terms": "text[]",
+    "hop_seeds": "bigint",
+    "second_hop": "integer",
+    "hop_frontier": "bigint",
+    "hop_scan": "bigint",
+    "hop_per_end": "bigint",
+    "third_frontier": "bigint",
+    "third_hop_per_end": "bigint",
+    "band_similar_fact": "integer",
+    "band_expansion": "integer",
+    "band_endpoint": "integer",
+    "band_passage_with_text": "integer",
+    "passages_with_text": "bigint",
+    "band_passage_summary_only": "integer",
+    "passages_summary_only": "bigint",
+    "band_search_path": "integer",
+}
+
+
+def _context_function(name: str, statement: str) -> StatementFunction:
+    return StatementFunction(name, statement, {p: _CONTEXT_TYPES[p] for p in statement_parameters(statement)})
+
+
+_CONTEXT = _context_function("gb_context_rows", _CONTEXT_SQL)
+_CONTEXT_AS_OF = _context_function("gb_context_rows_as_of", _CONTEXT_AS_OF_SQL)
+
 STATEMENT_FUNCTIONS = (
     _KEYWORDS_WITH_TRIPLES,
     _KEYWORDS_WITH_PAIRS_FOR_TRIPLES,
     _KEYWORDS_WITHOUT_TERMS,
     _CONTEXT,
+    _CONTEXT_AS_OF,
 )
 
 
@@ -1100,7 +1109,7 @@ def send_context_rows(
     `as_of` the ones valid at that time (FACTS_VALID_AT); `known_large`: as `context_parameters`.
     The rows are read later (in pipeline mode, after the COMMIT that travels with the statement)."""
     return conn.execute(
-        _CONTEXT.call if as_of is None else _CONTEXT_AS_OF_SQL,
+        (_CONTEXT if as_of is None else _CONTEXT_AS_OF).call,
         context_parameters(
             dataset_id=dataset_id,
             vector=vector,

@@ -1,5 +1,6 @@
-"""The query's two hot statements kept in the database as PL/pgSQL functions, so that their plans
-are cached by each database connection whoever the client is.
+"""The query's hot statements (keyword, context, and the context as of a time) kept in the database
+as PL/pgSQL functions, so that their plans are cached by each database connection whoever the
+client is.
 
 Without server-side prepared statements (through RDS Proxy: the `production` profile) PostgreSQL
 plans a statement every time it is sent: the keyword statement took 4.0 ms planned each time
@@ -43,7 +44,7 @@ class StatementFunction:
 
     def parameters(self) -> list[str]:
         """The statement's parameters, in the order of their first use (the function's arguments)."""
-        return list(dict.fromkeys(_PARAMETER.findall(self.statement)))
+        return statement_parameters(self.statement)
 
     @property
     def function_name(self) -> str:
@@ -82,13 +83,18 @@ class StatementFunction:
         )
 
 
+def statement_parameters(statement: str) -> list[str]:
+    """The `%(name)s` parameters of `statement`, in the order of their first use."""
+    return list(dict.fromkeys(_PARAMETER.findall(statement)))
+
+
 def _identifier(name: str) -> str:
     return name if re.fullmatch(r"[a-z_][a-z0-9_]*", name) else '"' + name.replace('"', '""') + '"'
 
 
 def inferred_parameter_types(conn: psycopg.Connection, statement: str) -> dict[str, str]:
     """The type PostgreSQL gives each parameter of `statement` when none is sent with it."""
-    names = list(dict.fromkeys(_PARAMETER.findall(statement)))
+    names = statement_parameters(statement)
     probe = StatementFunction("probe", statement, dict.fromkeys(names, "unknown"))
     with conn.transaction(force_rollback=True):
         conn.execute(f"PREPARE gb_statement_probe AS {probe.body()}".encode())
