@@ -20,6 +20,7 @@ migration of its own or its migration no longer matches it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -46,12 +47,14 @@ class StatementFunction:
         """The statement's parameters, in the order of their first use (the function's arguments)."""
         return statement_parameters(self.statement)
 
-    @property
+    # Derived once: `call` is what every query sends (its digest of the statement, 15 kB for the
+    # context statement, took 19 us each time it was asked for).
+    @functools.cached_property
     def function_name(self) -> str:
         signature = "\n".join([self.statement, *(f"{k} {v}" for k, v in self.parameter_types.items())])
         return f"{self.name}_{hashlib.sha256(signature.encode()).hexdigest()[:10]}"
 
-    @property
+    @functools.cached_property
     def call(self) -> str:
         """What the service sends: the function with the statement's parameters, by name."""
         arguments = ", ".join(f"%({name})s::{kind}" for name, kind in self.parameter_types.items())
