@@ -466,25 +466,31 @@ class Load:
     texts: int
     facts: int
     seconds: float
+    llm_calls: int = 0  # the fake Anthropic's requests during the load (extract and resolve calls)
 
     def line(self) -> str:
         return (
             f"loaded {self.facts:,} facts in {self.texts:,} texts via {self.via} in {self.seconds:.1f} s: "
-            f"{self.facts / self.seconds:.1f} facts/s, {self.texts / self.seconds:.2f} texts/s"
+            f"{self.facts / self.seconds:.1f} facts/s, {self.texts / self.seconds:.2f} texts/s, "
+            f"{self.llm_calls / self.texts:.2f} LLM calls per text"
         )
 
 
-def load(world: World, port: int, queue, via: str, dataset: str = DATASET) -> Load:
-    """The world's texts into one dataset of one user, CONCURRENCY requests at a time."""
+def load(world: World, port: int, queue, via: str, dataset: str = DATASET, anthropic=None) -> Load:
+    """The world's texts into one dataset of one user, CONCURRENCY requests at a time; `anthropic`:
+    the fake whose requests during the load are counted."""
     texts = world.texts()
     client = Client(port)
     warm_up(client, queue, via)
+    calls_before = len(anthropic.messages) if anthropic is not None else 0
     started = time.perf_counter()
     if via == "remember":
         _remember_each(client, texts, dataset)
     else:
         _remember_in_batches(client, queue, texts, dataset)
-    return Load(via, len(texts), len(world.facts), time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    calls = len(anthropic.messages) - calls_before if anthropic is not None else 0
+    return Load(via, len(texts), len(world.facts), seconds, calls)
 
 
 def warm_up(client: Client, queue, via: str) -> None:
@@ -551,11 +557,11 @@ def build_world(admin: str, size: int, via: str) -> tuple[Load, dict[str, int]]:
     owner_url = database_url(admin, name)
     world = generate(size)
     with (
-        fake_providers() as (_, _, settings),
+        fake_providers() as (anthropic, _, settings),
         service_on(owner_url, settings, migrate_first=True) as bundle,
         local_api(bundle, CONCURRENCY) as api,
     ):
-        figures = load(world, *api, via)
+        figures = load(world, *api, via, anthropic=anthropic)
     rows = counts_of(owner_url)
     with psycopg.connect(owner_url, autocommit=True) as conn:
         conn.execute("CREATE TABLE bench_world (facts int, seed int, via text, seconds float8)")

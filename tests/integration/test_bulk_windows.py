@@ -54,6 +54,35 @@ def test_a_batch_of_200_texts_in_windows_stores_the_graph_one_text_at_a_time_sto
     assert one_at_a_time_calls > 300
 
 
+def test_a_text_a_window_cuts_for_its_reply_keeps_its_extraction_and_is_extracted_once(
+    db, models, sqs_jobs, monkeypatch
+):
+    """A window extracts every text it takes along, then keeps those one reply can judge: the texts
+    it cut keep what was extracted for them (prepared rows it read and did not store included) for
+    the windows after it, so each text costs one extract call whatever the cuts."""
+    from gligabao.memory import windows
+
+    fake_anthropic, _ = models
+    texts = history(60)
+    with_limits(bulk_window_texts=1)
+    send_batches(texts, "one")
+    pump(sqs_jobs, rounds=1000)
+    fake_anthropic.requests.clear()
+    db.execute("DELETE FROM gb_inferences")
+    monkeypatch.setattr(windows, "WINDOW_RESOLVE_MAX_TOKENS", 4 * windows.REPLY_TOKENS_PER_FACT)
+
+    with_limits(bulk_window_texts=20)  # windows of 4 facts: each takes 19 texts along, keeps 4
+    ids = send_batches(texts, "windows")
+    pump(sqs_jobs, rounds=1000)
+
+    assert {artifact_status(db, i) for i in ids} == {("done", None)}
+    assert graph_rows(db, "windows") == graph_rows(db, "one")
+    assert calls(fake_anthropic, "extract") == len(texts)
+    embedded = db.execute("SELECT count(*) FROM gb_inferences WHERE stage = 'embed'").fetchone()[0]
+    assert embedded == len(texts)
+    assert db.execute("SELECT count(*) FROM gb_prepared_texts").fetchone()[0] == 0  # none outlives its text
+
+
 def test_a_later_text_of_a_window_supersedes_an_earlier_one_of_the_same_window(db, models, sqs_jobs):
     fake_anthropic, _ = models
     with_limits(bulk_window_texts=20)

@@ -243,3 +243,35 @@ def test_an_edge_keeps_its_vector_in_its_row_and_a_long_description_still_fits(d
     db.execute("UPDATE gb_edges SET description = 'short' WHERE id = %s", [edge])
     assert toast_chunks(db, "gb_edges") == edges_before  # ... and the vector never did
     assert toast_chunks(db, "gb_entities") > entities_before
+
+
+def test_migration_0041_keeps_the_texts_prepared_before_it_one_vector_per_row(db):
+    """Prepared texts (0021) kept their vectors as a two-dimensional real[]; 0041 makes it a
+    vector[] and converts the rows a batch had prepared when the deploy came."""
+    from gligabao.db import prepared as prepared_rows
+    from gligabao.db.connection import register_vector
+
+    dataset = add_dataset(db, "u1")
+    with_vectors, without = (
+        add_artifact(db, dataset, "Alice works at Acme."),
+        add_artifact(db, dataset, "Hi."),
+    )
+    db.execute("UPDATE gb_artifacts SET status = 'pending' WHERE dataset_id = %s", [dataset])
+    db.execute("DELETE FROM gb_schema_migrations WHERE version = 41")
+    try:
+        db.execute("ALTER TABLE gb_prepared_texts ALTER COLUMN vectors TYPE real[] USING NULL")
+        rows = [[0.25, -1.0, 3.5], [1.0, 0.0, -0.5]]
+        for artifact, vectors in ((with_vectors, rows), (without, None)):
+            db.execute(
+                """INSERT INTO gb_prepared_texts (artifact_id, dataset_id, options, extraction, embedded, vectors)
+                   VALUES (%s, %s, '{}', '{}', %s, %s::real[])""",
+                [artifact, dataset, ["Alice", "Acme"] if vectors else [], vectors],
+            )
+
+        assert migrate(db, Settings().embedding_dimensions) == ["0041_prepared_vectors"]
+    finally:
+        migrate(db, Settings().embedding_dimensions)  # whatever happened above, the schema is whole
+    register_vector(db)
+    kept = prepared_rows.peek(db, [with_vectors, without])
+    assert kept[with_vectors].vectors == rows and kept[with_vectors].embedded == ["Alice", "Acme"]
+    assert kept[without].vectors == []

@@ -53,12 +53,13 @@ def test_a_small_world_loads_through_the_api_and_its_questions_find_their_facts(
     fake_anthropic.responder = rule_based_model
     world = bench.generate(FACTS)
     with bench.local_api(bootstrap.bundle(), workers=0) as (port, queue):
-        loaded = bench.load(world, port, queue, "batch")
+        loaded = bench.load(world, port, queue, "batch", anthropic=fake_anthropic)
         remembered = bench.remember_new_facts(bench.Client(port), world, 1, own_cluster=False)
         asked = bench.questions(world)[:15]  # 5 of each kind
         answers = bench.ask_all(port, fake_anthropic, asked, warm_up=1)
 
     assert (loaded.facts, loaded.texts) == (FACTS, FACTS // bench.FACTS_PER_TEXT) and loaded.seconds > 0
+    assert loaded.llm_calls == loaded.texts + 1, loaded.line()  # each text extracted once, one resolve
     assert remembered.ms > 0 and remembered.round_trips > 0 and remembered.pg_cpu_s is None
     rows = bench.counts(db)
     assert (

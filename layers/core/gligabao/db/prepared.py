@@ -2,6 +2,8 @@
 
 A row pairs a pending artifact with the extract stage's reply for its text and the vectors of the
 strings that reply makes the remember embed, and the options (reasoning, models) it was made with.
+The vectors are a `vector[]` (migration 0041) sent and read in binary: a text of 50 facts has about
+60 vectors of 1536 numbers, 178 ms to write as the text of a `real[]` and 8.5 ms as `vector[]`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
+from pgvector import Vector
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 # A prepared row older than this no longer counts as the window of texts ahead being full: its
@@ -88,7 +92,7 @@ def save(
     conn.execute(
         """
         INSERT INTO gb_prepared_texts (artifact_id, dataset_id, options, extraction, embedded, vectors)
-        SELECT %(id)s, %(dataset_id)s, %(options)s, %(extraction)s, %(embedded)s::text[], %(vectors)s::real[]
+        SELECT %(id)s, %(dataset_id)s, %(options)s, %(extraction)s, %(embedded)s::text[], %(vectors)b::vector[]
         WHERE EXISTS (SELECT 1 FROM gb_artifacts WHERE id = %(id)s AND status = 'pending')
         ON CONFLICT (artifact_id) DO NOTHING
         """,
@@ -98,17 +102,48 @@ def save(
             "options": Jsonb(dict(options)),
             "extraction": Jsonb(dict(extraction)),
             "embedded": list(embedded),
-            "vectors": [list(v) for v in vectors] or None,
+            "vectors": [Vector(list(v)) for v in vectors] or None,
         },
     )
 
 
 def take(conn: psycopg.Connection, artifact_id: int) -> PreparedRow | None:
     """The artifact's prepared text, deleted: each is used (or dropped) by one attempt only."""
-    row = conn.execute(
-        "DELETE FROM gb_prepared_texts WHERE artifact_id = %s RETURNING options, extraction, embedded, vectors",
+    rows = _read(
+        conn,
+        "DELETE FROM gb_prepared_texts WHERE artifact_id = %s RETURNING artifact_id, options, extraction, embedded, vectors",
         [artifact_id],
-    ).fetchone()
-    if row is None:
-        return None
-    return PreparedRow(row["options"], row["extraction"], row["embedded"], row["vectors"] or [])
+    )
+    return rows.get(artifact_id)
+
+
+def peek(conn: psycopg.Connection, artifact_ids: Sequence[int]) -> dict[int, PreparedRow]:
+    """The prepared texts of these artifacts, by artifact, left in place: a window reads those of the
+    texts it takes along and deletes (`drop`) the rows of the ones it stores; a text it cuts keeps
+    its row for the window after it."""
+    return _read(
+        conn,
+        """SELECT artifact_id, options, extraction, embedded, vectors FROM gb_prepared_texts
+           WHERE artifact_id = ANY(%s::bigint[])""",
+        [list(artifact_ids)],
+    )
+
+
+def drop(conn: psycopg.Connection, artifact_ids: Sequence[int]) -> None:
+    """Delete the prepared texts of these artifacts (stored, or prepared with what no job here uses)."""
+    conn.execute("DELETE FROM gb_prepared_texts WHERE artifact_id = ANY(%s::bigint[])", [list(artifact_ids)])
+
+
+def _read(conn: psycopg.Connection, statement: str, params: Sequence) -> dict[int, PreparedRow]:
+    """The rows of `statement`, read in binary (the vectors as pgvector's binary, not text)."""
+    with conn.cursor(binary=True, row_factory=dict_row) as cursor:
+        rows = cursor.execute(statement, params).fetchall()
+    return {
+        row["artifact_id"]: PreparedRow(
+            row["options"],
+            row["extraction"],
+            row["embedded"],
+            [vector.to_list() for vector in row["vectors"] or []],
+        )
+        for row in rows
+    }

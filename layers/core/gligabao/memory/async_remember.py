@@ -161,10 +161,7 @@ def run(
             return Outcome.SKIPPED
         prepared = prepare_ahead.usable(memory, prepared_rows.take(uow.conn, claimed.id), job)
         along = _texts_along(memory, uow.conn, job, claimed, attempt)
-        prepared_along = {
-            text.id: prepare_ahead.usable(memory, prepared_rows.take(uow.conn, text.id), job)
-            for text in along
-        }
+        prepared_along = prepare_ahead.usable_along(memory, uow.conn, [text.id for text in along], job)
         ahead = prepare_ahead.texts_to_prepare(memory, uow.conn, job, window=[t.id for t in along])
     request = TextToRemember(
         user_id=job.user_id,
@@ -182,7 +179,7 @@ def run(
                 window = [
                     WindowText(claimed.id, request, _call_of(job, request, request_id), prepared),
                     *(
-                        _window_text(job, request, text, prepared_along[text.id], request_id)
+                        _window_text(job, request, text, prepared_along.get(text.id), request_id)
                         for text in along
                     ),
                 ]

@@ -13,7 +13,8 @@ turn; the resolve call and the store cannot.
   records the extraction as it happens.
 - A job takes (deletes) its prepared row when it starts and uses it only when its reasoning and
   models, and the models they come to in its deployment, are the ones it was made with; otherwise
-  it extracts again, as it would have.
+  it extracts again, as it would have. A window of texts (memory/windows.py) reads the rows of the
+  texts it takes along and deletes those of the texts it stores: a text it cuts keeps its row.
 - Every call made ahead is recorded in `gb_inferences`, used or not. A preparation that fails is
   logged and forgotten: the text's own job makes the calls then, with its retries.
 """
@@ -111,6 +112,21 @@ def usable(memory: Memory, row: PreparedRow | None, job: RememberJob) -> Prepare
         extra={"artifact_id": job.artifact_id},
     )
     return prepared
+
+
+def usable_along(
+    memory: Memory, conn: psycopg.Connection, artifact_ids: Sequence[int], job: RememberJob
+) -> dict[int, PreparedText]:
+    """The prepared texts a window's job uses for the texts it takes along (memory/windows.py), by
+    artifact. They stay in place: the window deletes the rows of the texts it stores, and a text
+    it cuts (windows.within_reply_budget) keeps its row for the next window, which would otherwise
+    extract and embed it again. A row no job here can use (other options or models) is deleted."""
+    rows = prepared_rows.peek(conn, artifact_ids)
+    prepared = {artifact_id: usable(memory, row, job) for artifact_id, row in rows.items()}
+    unusable = [artifact_id for artifact_id, text in prepared.items() if text is None]
+    if unusable:
+        prepared_rows.drop(conn, unusable)
+    return {artifact_id: text for artifact_id, text in prepared.items() if text is not None}
 
 
 def _read(row: PreparedRow) -> PreparedText | None:

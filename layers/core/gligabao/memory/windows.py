@@ -396,6 +396,8 @@ def _store_in_one_transaction(
                 counts[name] = counts.get(name, 0) + count
         for text in texts:
             save_inferences(uow.conn, text.call)
+        # What was prepared for them is used (the texts not stored are done or gone meanwhile).
+        prepared_rows.drop(uow.conn, [text.artifact_id for text in texts])
         graph_writes.send_analyze_stale_tables(uow.conn)  # a window is a batch: see LARGE_REMEMBER_FACTS
     logger.info("remember.window", extra={"texts": len(texts), "stored": len(stored)})
     return stored
