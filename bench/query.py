@@ -22,13 +22,15 @@ exact scan of the same dataset (the same statement with the exact path forced).
 Targets: p95 at most 15 ms at 100k edges, and at 1M edges 40 ms warm (100 ms from a cold cache),
 with a recall of the similar facts against an exact scan of at least 0.99.
 
-`--floor` times, in turns with the whole retrieval, what it costs at the least: the keyword
-statement and the four index walks alone (and all four at once, each on its own connection; and one
-walk as wide as the four together), and the retrieval without its expansion around the seeds.
-`--texts N` first gives the queried and the medium datasets N short unchunked texts each (kept in the
-database), as an agent remembering message by message would: the passage searches must not read them.
-`--walks-first` (after a restart with the page cache dropped) times each question's walks and its
-keyword statement before anything else reads its rows: the least a question costs from a cold cache.
+`--hops` times the retrieval in turns as the service runs it, without its third hop and without both
+its hops (the multi-hop retrieval's own cost). `--floor` times, in turns with the whole retrieval,
+what it costs at the least: the keyword statement and the four index walks alone (and all four at
+once, each on its own connection; and one walk as wide as the four together), and the retrieval
+without its expansion around the seeds. `--texts N` first gives the queried and the medium datasets
+N short unchunked texts each (kept in the database), as an agent remembering message by message
+would: the passage searches must not read them. `--walks-first` (after a restart with the page cache
+dropped) times each question's walks and its keyword statement before anything else reads its rows:
+the least a question costs from a cold cache.
 
 Besides the whole retrieval, it prints its two statements apart: the keyword statement runs while
 the question is embedded (with a real provider, behind an embeddings request of tens of
@@ -133,6 +135,11 @@ def parse_args() -> argparse.Namespace:
         default="",
         help="also the queried dataset's retrieval timed at these widths of the index walks, in turns "
         "question by question: the others' candidates:the facts', e.g. 64:64,64:80,80:80",
+    )
+    parser.add_argument(
+        "--hops",
+        action="store_true",
+        help="also the queried dataset's retrieval in turns as it is, without its third hop, and without its hops",
     )
     parser.add_argument(
         "--floor",
@@ -824,6 +831,8 @@ def bench_size(admin: str, edges: int, args) -> None:
             limits,
             [walk.strip() for walk in args.walks.split(",") if walk.strip()],
         )
+    if args.hops:
+        hops_in_turns([p for p in questions[30:] if p.kind == "large"], limits)
     if args.floor:
         floor_in_turns([p for p in questions[30:] if p.kind == "large"], limits, TARGETS_MS.get(edges))
     for ef_search in [int(value) for value in args.ef_sweep.split(",") if value.strip()]:
@@ -845,10 +854,23 @@ def keyword_and_walks(times: dict[str, list[float]]) -> list[float]:
     return [keyword + walked for keyword, walked in zip(times["keyword"], times["four walks"], strict=True)]
 
 
+def limits_in_turns(
+    questions: list[Probe], variants: dict[str, object], rounds: int = 2
+) -> dict[str, list[float]]:
+    """The retrieval of each question under each of the `variants` (name: limits), in turns and
+    their order rotated, so that a busy moment of the machine weighs on each alike: ms by name."""
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for turn, probe in enumerate(questions):
+            for name in rotated(list(variants), turn):
+                started = time.perf_counter()
+                run_retrieval(probe, variants[name])
+                times[name].append((time.perf_counter() - started) * 1000)
+    return times
+
+
 def walks_in_turns(questions: list[Probe], limits, walks: list[str], rounds: int = 2) -> None:
-    """The retrieval of each question at each width of the walks (`candidates:fact_candidates`),
-    the widths in turns and their order rotated, so that a busy moment of the machine weighs on
-    each alike."""
+    """The retrieval of each question at each width of the walks (`candidates:fact_candidates`)."""
     widths = {
         walk: limits.model_copy(
             update=dict(
@@ -857,18 +879,25 @@ def walks_in_turns(questions: list[Probe], limits, walks: list[str], rounds: int
         )
         for walk in walks
     }
-    times: dict[str, list[float]] = {walk: [] for walk in walks}
-    for _ in range(rounds):
-        for turn, probe in enumerate(questions):
-            for walk in rotated(walks, turn):
-                started = time.perf_counter()
-                run_retrieval(probe, widths[walk])
-                times[walk].append((time.perf_counter() - started) * 1000)
-    for walk, values in times.items():
+    for walk, values in limits_in_turns(questions, widths, rounds).items():
         others, facts = walk.split(":")
         print(
             f"  walks of {others} candidates, the facts' {facts}, in turns: n={len(values)} {p50_p95(values)}"
         )
+
+
+def hops_in_turns(questions: list[Probe], limits, rounds: int = 2) -> None:
+    """The retrieval as the service runs it, without its third hop, and without both its hops: what
+    the multi-hop retrieval costs (its recall: bench/retrieval_quality.py with the same settings)."""
+    variants = {
+        "as the service runs it": limits,
+        "no third hop (GB_RANK_THIRD_HOP_FRONTIER=0)": limits.model_copy(
+            update={"rank_third_hop_frontier": 0}
+        ),
+        "no hops (GB_RANK_SECOND_HOP_EDGES=0)": limits.model_copy(update={"rank_second_hop_edges": 0}),
+    }
+    for name, values in limits_in_turns(questions, variants, rounds).items():
+        print(f"  retrieval {name}, in turns: n={len(values)} {p50_p95(values)}")
 
 
 def walk_statement(index) -> str:

@@ -1,11 +1,12 @@
 """The query's two statements sent as they are against their statement functions (migration 0038,
 db/statement_functions.py), prepared as the local API prepares them and unprepared as a deployment
 behind RDS Proxy sends them; with --plan-cache-modes, the statements themselves under each
-`plan_cache_mode`.
+`plan_cache_mode`; with --hops, the context function as the service calls it, without its third
+hop, and without both its hops (the multi-hop retrieval's own cost).
 
     .venv/bin/python bench/statement_functions.py [--world small|realistic] [--sizes 10k,100k]
                                                    [--questions 40] [--rounds 3] [--plan-cache-modes]
-                                                   [--as-of]
+                                                   [--as-of] [--hops]
 
 The statements are those `retrieve` sends for each question (recorded, then sent again on one
 connection per variant, in turns, each variant in each place in turn after an unmeasured run that
@@ -75,16 +76,16 @@ def recorded(
     return sent
 
 
-def timed_in_turns(url: str, user: str, variants: dict[str, tuple[dict, str]], sent: list[dict], rounds: int):
+def timed_in_turns(url: str, user: str, variants: dict[str, tuple], sent: list[dict], rounds: int):
     """{(variant, kind): [ms]}; `variants`: name -> (connection options, which of a question's
-    recordings it sends, `plan_cache_mode` or None)."""
+    recordings it sends, `plan_cache_mode` or None[, the parameters it changes])."""
     import psycopg
     from psycopg.rows import dict_row
 
     from gligabao.db.connection import register_vector
 
     connections = {}
-    for name, (options, _, mode) in variants.items():
+    for name, (options, _, mode, *_changed) in variants.items():
         conn = psycopg.connect(url, row_factory=dict_row, **options)
         register_vector(conn)
         if mode:
@@ -101,10 +102,12 @@ def timed_in_turns(url: str, user: str, variants: dict[str, tuple[dict, str]], s
                 order = [names[0], *names[shift:], *names[:shift]]
                 for place, name in enumerate(order):
                     conn, which = connections[name], variants[name][1]
+                    changed = variants[name][3] if len(variants[name]) > 3 else {}
                     with conn.transaction():
                         conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user])
                         both = 0.0
                         for kind, (query, params) in zip(KINDS, question[which], strict=True):
+                            params = {**params, **changed} if kind == "context" else params
                             started = time.perf_counter()
                             conn.execute(query, params).fetchall()
                             ms = (time.perf_counter() - started) * 1000
@@ -134,7 +137,18 @@ def print_times(title: str, times: dict[tuple[str, str], list[float]]) -> None:
         print(f"  {name:<32} " + ", ".join(parts) + " ms (p50 / p95)")
 
 
-def variants_of(plan_cache_modes: bool) -> dict[str, tuple[dict, str, str | None]]:
+# The context statement's hops (db/graph_reads.py, _SECOND_HOP): no third hop when its frontier is 0,
+# neither hop when the second hop takes no facts (GB_RANK_THIRD_HOP_FRONTIER, GB_RANK_SECOND_HOP_EDGES).
+HOPS = {
+    "as the service calls it": {},
+    "no third hop": {"third_frontier": 0},
+    "no hops": {"second_hop": 0},
+}
+
+
+def variants_of(plan_cache_modes: bool, hops: bool = False) -> dict[str, tuple]:
+    if hops:
+        return {name: ({"prepare_threshold": 5}, "function", None, changed) for name, changed in HOPS.items()}
     if plan_cache_modes:
         return {f"statement, {mode}": ({"prepare_threshold": 0}, "statement", mode) for mode in MODES}
     return {
@@ -181,8 +195,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="the first is not counted")
     parser.add_argument("--plan-cache-modes", action="store_true", help="the statements under each mode")
     parser.add_argument("--as-of", action="store_true", help="asked as of a day after the run")
+    parser.add_argument("--hops", action="store_true", help="the context function without its hops, in turns")
     args = parser.parse_args()
-    variants = variants_of(args.plan_cache_modes)
+    variants = variants_of(args.plan_cache_modes, args.hops)
     if args.world == "small":
         worlds = [("the small graph of bench/overhead.py", lambda: small_graph())]
         rounds = max(args.rounds, 30)  # one question: more rounds for as many samples
