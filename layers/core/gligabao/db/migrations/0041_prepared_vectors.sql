@@ -1,8 +1,8 @@
 -- A prepared text's vectors (migration 0021) are a vector[], sent and read in binary, instead of a
 -- two-dimensional real[] sent and read as text. A text of 50 facts has about 60 vectors of 1536
--- numbers: its row took 178 ms to write and 22 ms to read as real[] text, 8.5 and 1.2 ms as vector[]
--- binary (docs/performance.md, bulk import on the realistic world). A bulk import of fact-dense texts
--- keeps tens of them per window (memory/windows.py).
+-- numbers: its row took 264-271 ms to write and 18-19 ms to read as real[] text, 12 and 3.7 ms as
+-- vector[] binary (bench/prepared_rows.py, docs/performance.md, bulk import in windows). A bulk
+-- import of fact-dense texts keeps tens of them per window (memory/windows.py).
 --
 -- The rows kept are converted, one vector per row of the array; a NULL (no vector) stays NULL.
 CREATE FUNCTION pg_temp.gb_rows_as_vectors(matrix real[]) RETURNS vector[]
