@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from gligabao.ai.prompts.resolve import WindowFactDecision
 from gligabao.db.jobs import QueuedBehind
 from gligabao.memory.fact_resolution import Candidates
-from gligabao.memory.windows import WindowJudgement, _reply_of, texts_along
+from gligabao.memory.windows import WindowJudgement, _reply_of, reply_room, texts_along
 from gligabao.model import StoredEdge
 
 OPTIONS = {"reasoning": {}, "models": {}, "eval": False}
@@ -49,6 +49,22 @@ def test_a_window_ends_at_the_first_text_that_cannot_join_it_so_that_the_order_h
         texts = [queued(2), queued(3, **odd_one), queued(4)]
 
         assert [t.id for t in texts_along(texts, window=20, max_chars=6000, job_options=OPTIONS)] == [2]
+
+
+def test_a_window_ends_where_the_facts_known_from_prepared_texts_pass_what_its_reply_can_judge():
+    half = reply_room() // 2
+    texts = [
+        queued(2, prepared_facts=half),
+        queued(3),
+        queued(4, prepared_facts=half),
+        queued(5, prepared_facts=1),
+    ]
+
+    # the first text's half, 2's half, 3 unprepared (its facts unknown until extracted): 4 is past it
+    along = texts_along(texts, window=20, max_chars=6000, job_options=OPTIONS, first_facts=half)
+
+    assert [t.id for t in along] == [2, 3]
+    assert [t.id for t in texts_along(texts, window=20, max_chars=6000, job_options=OPTIONS)] == [2, 3, 4, 5]
 
 
 def test_a_later_texts_fact_contradicting_an_earlier_ones_points_at_the_edge_it_became():

@@ -134,15 +134,20 @@ class QueuedBehind:
     status: str
     chars: int
     job_options: dict
+    prepared_facts: int | None = None  # the facts of its prepared extraction (prepare_ahead), if any
 
 
 def queued_behind(conn: psycopg.Connection, artifact_id: int, count: int) -> list[QueuedBehind]:
     """The next `count` artifacts of the artifact's dataset still to be run by a job, in the queue's
-    order (their ids'): the texts a window may take along (memory/windows.py)."""
+    order (their ids'): the texts a window may take along (memory/windows.py), with the facts of
+    what was extracted for them ahead, when it was (a count: the rows' vectors are not read)."""
     rows = conn.execute(
         """
         SELECT a.id, a.text, a.session_id, a.reference_time, a.kind, a.status,
-               char_length(a.text) AS chars, a.job_options
+               char_length(a.text) AS chars, a.job_options,
+               (SELECT CASE WHEN jsonb_typeof(p.extraction -> 'edges') = 'array'
+                            THEN jsonb_array_length(p.extraction -> 'edges') END
+                FROM gb_prepared_texts p WHERE p.artifact_id = a.id) AS prepared_facts
         FROM gb_artifacts h JOIN gb_artifacts a ON a.dataset_id = h.dataset_id
         WHERE h.id = %(id)s AND a.id > %(id)s AND a.kind IN ('text', 'facts')
           AND a.status IN ('pending', 'running')

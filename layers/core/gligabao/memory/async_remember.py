@@ -160,7 +160,7 @@ def run(
         if claimed is None:
             return Outcome.SKIPPED
         prepared = prepare_ahead.usable(memory, prepared_rows.take(uow.conn, claimed.id), job)
-        along = _texts_along(memory, uow.conn, job, claimed, attempt)
+        along = _texts_along(memory, uow.conn, job, claimed, attempt, prepared)
         prepared_along = prepare_ahead.usable_along(memory, uow.conn, [text.id for text in along], job)
         ahead = prepare_ahead.texts_to_prepare(memory, uow.conn, job, window=[t.id for t in along])
     request = TextToRemember(
@@ -224,11 +224,17 @@ def run(
 
 
 def _texts_along(
-    memory: Memory, conn: psycopg.Connection, job: RememberJob, claimed: ClaimedArtifact, attempt: int
+    memory: Memory,
+    conn: psycopg.Connection,
+    job: RememberJob,
+    claimed: ClaimedArtifact,
+    attempt: int,
+    prepared: PreparedText | None,
 ) -> list[QueuedBehind]:
     """The texts queued behind a job's that it remembers with its own (memory/windows.py): on a
     first attempt of a short text, not an eval job's (whose trajectory is one text's); a retry runs
-    its text alone (the window split), and a single text stays alone."""
+    its text alone (the window split), and a single text stays alone. `prepared`: the job's own
+    text as extracted ahead, whose facts count towards the window's reply."""
     limits = memory.limits
     short = claimed.kind == "text" and len(claimed.text) <= limits.chunking_threshold_chars
     if limits.bulk_window_texts < 2 or job.eval or attempt > 1 or not short:
@@ -238,6 +244,7 @@ def _texts_along(
         window=limits.bulk_window_texts,
         max_chars=limits.chunking_threshold_chars,
         job_options=job.options(),
+        first_facts=len(prepared.extraction.edges) if prepared is not None else 0,
     )
 
 

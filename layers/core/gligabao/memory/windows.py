@@ -105,22 +105,39 @@ class WindowJudgement:
 
 
 def texts_along(
-    queued: Sequence[QueuedBehind], *, window: int, max_chars: int, job_options: Mapping
+    queued: Sequence[QueuedBehind],
+    *,
+    window: int,
+    max_chars: int,
+    job_options: Mapping,
+    first_facts: int = 0,
 ) -> list[QueuedBehind]:
     """The texts a window takes along behind its first: the queued ones, in order, up to the first
-    that cannot join it (a long text, facts, a running job, other options), at most `window` - 1."""
+    that cannot join it (a long text, facts, a running job, other options, or facts known from its
+    prepared extraction past what one resolve reply can judge beside the `first_facts` of the first
+    text and those known of the texts before it), at most `window` - 1. A text that
+    `within_reply_budget` would cut anyway is not taken along: its prepared row, vectors and all,
+    is read by the window that stores it, not by every window before."""
     along = []
+    known_facts = first_facts
     for text in queued[: window - 1]:
+        known_facts += text.prepared_facts or 0
         joins = (
             text.kind == "text"
             and text.status == "pending"
             and text.chars <= max_chars
             and text.job_options == dict(job_options)
+            and known_facts <= reply_room()
         )
         if not joins:
             break
         along.append(text)
     return along
+
+
+def reply_room() -> int:
+    """The facts one window's resolve reply can judge (about 340)."""
+    return WINDOW_RESOLVE_MAX_TOKENS // REPLY_TOKENS_PER_FACT
 
 
 def remember_window(
@@ -231,7 +248,7 @@ def within_reply_budget(texts: Sequence[WindowText]) -> list[WindowText]:
     """The texts whose facts one resolve reply can judge (WINDOW_RESOLVE_MAX_TOKENS, about 340
     facts), the first always: a window of fact-dense texts is cut, not sent to a reply that would
     be cut short and then retried text by text. The texts behind are kept as extracted."""
-    room = WINDOW_RESOLVE_MAX_TOKENS // REPLY_TOKENS_PER_FACT
+    room = reply_room()
     facts = 0
     for position, text in enumerate(texts):
         facts += len(text.graph.facts) if text.graph is not None else 0
