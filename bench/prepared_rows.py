@@ -14,6 +14,7 @@ forms in turns; the first round is not counted. Prints the median and p95 of eac
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import sys
@@ -35,6 +36,14 @@ def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def assert_same(read: list[list[float]], written: list[list[float]]) -> None:
+    """The vectors read back are those written, to single precision (both forms keep 4-byte floats)."""
+    assert len(read) == len(written)
+    for got, wanted in zip(read, written, strict=True):
+        assert len(got) == len(wanted)
+        assert all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-7) for a, b in zip(got, wanted, strict=True))
+
+
 def as_vectors_now(conn, text, vectors: list[list[float]]) -> dict[str, float]:
     from gligabao.db import prepared
 
@@ -45,7 +54,7 @@ def as_vectors_now(conn, text, vectors: list[list[float]]) -> dict[str, float]:
     started = time.perf_counter()
     row = prepared.peek(conn, [text.artifact_id])[text.artifact_id]
     read = _ms(started)
-    assert len(row.vectors) == len(vectors)
+    assert_same(row.vectors, vectors)
     prepared.drop(conn, [text.artifact_id])
     return {"write": written, "read": read}
 
@@ -63,7 +72,7 @@ def as_real_arrays_before(conn, text, vectors: list[list[float]]) -> dict[str, f
         "SELECT vectors FROM prepared_before WHERE artifact_id = %s", [text.artifact_id]
     ).fetchone()
     read = _ms(started)
-    assert len(row[0]) == len(vectors)
+    assert_same(row[0], vectors)
     conn.execute("DELETE FROM prepared_before WHERE artifact_id = %s", [text.artifact_id])
     return {"write": written, "read": read}
 

@@ -466,13 +466,15 @@ class Load:
     texts: int
     facts: int
     seconds: float
-    llm_calls: int = 0  # the fake Anthropic's requests during the load (extract and resolve calls)
+    llm_calls: int | None = None  # the fake Anthropic's requests during the load, when counted
 
     def line(self) -> str:
+        calls = (
+            f", {self.llm_calls / self.texts:.2f} LLM calls per text" if self.llm_calls is not None else ""
+        )
         return (
             f"loaded {self.facts:,} facts in {self.texts:,} texts via {self.via} in {self.seconds:.1f} s: "
-            f"{self.facts / self.seconds:.1f} facts/s, {self.texts / self.seconds:.2f} texts/s, "
-            f"{self.llm_calls / self.texts:.2f} LLM calls per text"
+            f"{self.facts / self.seconds:.1f} facts/s, {self.texts / self.seconds:.2f} texts/s{calls}"
         )
 
 
@@ -489,7 +491,7 @@ def load(world: World, port: int, queue, via: str, dataset: str = DATASET, anthr
     else:
         _remember_in_batches(client, queue, texts, dataset)
     seconds = time.perf_counter() - started
-    calls = len(anthropic.messages) - calls_before if anthropic is not None else 0
+    calls = len(anthropic.messages) - calls_before if anthropic is not None else None
     return Load(via, len(texts), len(world.facts), seconds, calls)
 
 

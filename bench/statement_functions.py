@@ -78,14 +78,14 @@ def recorded(
 
 def timed_in_turns(url: str, user: str, variants: dict[str, tuple], sent: list[dict], rounds: int):
     """{(variant, kind): [ms]}; `variants`: name -> (connection options, which of a question's
-    recordings it sends, `plan_cache_mode` or None[, the parameters it changes])."""
+    recordings it sends, `plan_cache_mode` or None, the context statement's parameters it changes)."""
     import psycopg
     from psycopg.rows import dict_row
 
     from gligabao.db.connection import register_vector
 
     connections = {}
-    for name, (options, _, mode, *_changed) in variants.items():
+    for name, (options, _, mode, _) in variants.items():
         conn = psycopg.connect(url, row_factory=dict_row, **options)
         register_vector(conn)
         if mode:
@@ -101,8 +101,7 @@ def timed_in_turns(url: str, user: str, variants: dict[str, tuple], sent: list[d
                 shift = (round_ + index) % len(names)
                 order = [names[0], *names[shift:], *names[:shift]]
                 for place, name in enumerate(order):
-                    conn, which = connections[name], variants[name][1]
-                    changed = variants[name][3] if len(variants[name]) > 3 else {}
+                    conn, (_, which, _, changed) = connections[name], variants[name]
                     with conn.transaction():
                         conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user])
                         both = 0.0
@@ -150,12 +149,12 @@ def variants_of(plan_cache_modes: bool, hops: bool = False) -> dict[str, tuple]:
     if hops:
         return {name: ({"prepare_threshold": 5}, "function", None, changed) for name, changed in HOPS.items()}
     if plan_cache_modes:
-        return {f"statement, {mode}": ({"prepare_threshold": 0}, "statement", mode) for mode in MODES}
+        return {f"statement, {mode}": ({"prepare_threshold": 0}, "statement", mode, {}) for mode in MODES}
     return {
-        "prepared statement": ({"prepare_threshold": 5}, "statement", None),
-        "prepared function": ({"prepare_threshold": 5}, "function", None),
-        "unprepared statement": ({"prepare_threshold": None}, "statement", None),
-        "unprepared function": ({"prepare_threshold": None}, "function", None),
+        "prepared statement": ({"prepare_threshold": 5}, "statement", None, {}),
+        "prepared function": ({"prepare_threshold": 5}, "function", None, {}),
+        "unprepared statement": ({"prepare_threshold": None}, "statement", None, {}),
+        "unprepared function": ({"prepare_threshold": None}, "function", None, {}),
     }
 
 

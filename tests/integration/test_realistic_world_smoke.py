@@ -59,7 +59,7 @@ def test_a_small_world_loads_through_the_api_and_its_questions_find_their_facts(
         answers = bench.ask_all(port, fake_anthropic, asked, warm_up=1)
 
     assert (loaded.facts, loaded.texts) == (FACTS, FACTS // bench.FACTS_PER_TEXT) and loaded.seconds > 0
-    assert loaded.llm_calls == loaded.texts + 1, loaded.line()  # each text extracted once, one resolve
+    assert loaded.llm_calls == loaded.texts + 1, loaded.line()  # 6 extract calls, the one window's resolve
     assert remembered.ms > 0 and remembered.round_trips > 0 and remembered.pg_cpu_s is None
     rows = bench.counts(db)
     assert (

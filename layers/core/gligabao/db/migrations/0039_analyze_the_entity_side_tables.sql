@@ -7,14 +7,16 @@
 -- bitmap (14.28 ms, against 3.87 ms for the generic plan its statement function keeps since
 -- migration 0038; docs/performance.md). The context statement of a question with filters (sessions,
 -- artifacts, types...) is not a function and is still planned for its values: its fallback seeds
--- read this table. Above all, a large remember is to analyze what it changed (migration 0034), and it
--- changes this table. Its analysis is cheap: 2.8-6.1 ms for the 1,008 entities of the realistic world
--- of 10,000 facts (`\timing` and `ANALYZE gb_entity_recency` in psql, as the cluster's superuser, twice).
+-- read this table. Above all, a large remember is to analyze what it changed (migration 0034), and
+-- it changes this table. Its analysis is cheap: 2.8-6.1 ms for the 1,008 entities of the realistic
+-- world of 10,000 facts (`\timing` and `ANALYZE gb_entity_recency` in psql, as the cluster's
+-- superuser, twice).
 --
 -- gb_entity_descriptions (0017) is left to autovacuum: its analysis computes the grams of its
 -- index's expression for every sampled row (25-60 ms for the same 1,008 descriptions, ten times
--- its neighbour's, measured the same way), and the one statement that reads it, the keyword statement, runs as a generic
--- plan, which does not estimate its gram conditions from the statistics.
+-- its neighbour's, measured the same way), and the one statement that reads it, the keyword
+-- statement, runs as a generic plan, which does not estimate its gram conditions from the
+-- statistics.
 CREATE OR REPLACE FUNCTION gb_analyze_stale_graph() RETURNS text[]
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
