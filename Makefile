@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember
 
 install: $(VENV)/.installed
 
@@ -71,6 +71,11 @@ test:
 # anchor or a page left out of the navigation fails it; openapi.json is generated from the routes.
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir var/site
+
+# The history rule's properties (tests/unit/test_fact_history_rule.py, tests/integration/
+# test_history_properties.py) with many more random histories than `make test` tries: about 7 minutes.
+test-history: install
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q tests/unit/test_fact_history_rule.py tests/integration/test_history_properties.py
 
 # The unit tests only (tests/unit): no database, no HTTP; a few seconds.
 test-unit: install

@@ -12,8 +12,8 @@ default first; a cap above the hub's facts compares them all, as before the cap)
 largest dataset searched exactly (`--exact-max`, GB_EXACT_SCAN_MAX_ROWS: a dataset of at most so
 many live facts is compared by its full vectors instead of through the HNSW index), in turns,
 median of --repeat, on a scratch database with the real schema and --dims-dimension vectors. Then
-the lookup of the hub's live facts that --new new facts restate, with migration 0024's index of
-live facts by source, target and relation, and without it.
+the lookup of the hub's facts that --new new facts restate, with migration 0042's index of facts
+by source, relation and target, and without it.
 
     python bench/fact_candidates.py [--hub-facts 500,5000,20000] [--edges 20000] [--dims 1536]
                                     [--new 50] [--per-entity 1000,1000000000] [--exact-max 1000]
@@ -171,9 +171,9 @@ def candidate_times(
 
 
 def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[float]]:
-    """The lookup of the live facts that --new new facts about the hub restate (their source, target
-    and relation; `graph_writes.known_entities_and_live_edges`), with migration 0024's index of
-    them and without it (dropped, then built again), --repeat times each."""
+    """The lookup of the facts that --new new facts about the hub restate (their source, target and
+    relation; `graph_writes.known_entities_and_fact_edges`), with migration 0042's index of them
+    and without it (dropped, then built again), --repeat times each."""
     import psycopg
     from pgvector.psycopg import register_vector
     from remember import indexes_dropped  # bench/remember.py
@@ -197,7 +197,7 @@ def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[f
         for run in range(args.repeat + 1):
             with scratch.bundle.database.transaction("bench", "main") as uow:
                 started = time.perf_counter()
-                graph_writes.known_entities_and_live_edges(
+                graph_writes.known_entities_and_fact_edges(
                     uow.conn,
                     dataset_id,
                     names,
@@ -212,7 +212,7 @@ def restated_times(scratch, dataset_id: int, hub: int, args) -> dict[str, list[f
         return times
 
     with_index = timed()
-    with indexes_dropped(scratch.owner_url, ["gb_edges_live_pair"]):
+    with indexes_dropped(scratch.owner_url, ["gb_edges_fact"]):
         return {"with the index": with_index, "without it": timed()}
 
 

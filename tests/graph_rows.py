@@ -164,6 +164,13 @@ def fill_every_table(conn: psycopg.Connection, rows: int = 60) -> None:
         "INSERT INTO gb_edge_artifacts SELECT id, artifact_id FROM gb_edges WHERE dataset_id = %(dataset)s",
         "INSERT INTO gb_entity_sessions SELECT id, 'a' FROM gb_entities WHERE dataset_id = %(dataset)s",
         "INSERT INTO gb_edge_sessions SELECT id, 'a' FROM gb_edges WHERE dataset_id = %(dataset)s",
+        """INSERT INTO gb_edge_statements (dataset_id, edge_id, artifact_id, valid_at, said_at, cut, cut_by)
+           SELECT dataset_id, id, artifact_id, created_at, created_at, true, id FROM gb_edges
+           WHERE dataset_id = %(dataset)s""",
+        """INSERT INTO gb_edge_conflicts (dataset_id, edge_id, other_edge_id, contradicts, said_at)
+           SELECT g.dataset_id, g.id, o.id, true, g.created_at FROM gb_edges g
+           JOIN gb_edges o ON o.dataset_id = g.dataset_id AND o.id = g.id + 1
+           WHERE g.dataset_id = %(dataset)s""",
         """INSERT INTO gb_prepared_texts (artifact_id, dataset_id, options, extraction, embedded)
            SELECT id, dataset_id, '{}', '{}', '{}' FROM gb_artifacts
            WHERE dataset_id = %(dataset)s AND kind = 'text'""",

@@ -66,6 +66,22 @@ FACT_PATTERNS = [
         "place",
         "valid",
     ),
+    (
+        re.compile(rf"^(?P<source>{_NAME}) lived in (?P<target>{_NAME}) until (?P<year>\d{{4}})$"),
+        "lives_in",
+        "person",
+        "place",
+        "invalid",
+    ),
+    (
+        re.compile(
+            rf"^(?P<source>{_NAME}) lived in (?P<target>{_NAME}) from (?P<start>\d{{4}}) to (?P<year>\d{{4}})$"
+        ),
+        "lives_in",
+        "person",
+        "place",
+        "from-to",
+    ),
     (re.compile(rf"^(?P<source>{_NAME}) knows (?P<target>{_NAME})$"), "knows", "person", "person", None),
 ]
 # Entities the text only describes: "Alice is an engineer."
@@ -161,6 +177,9 @@ def extraction_reply(body: dict) -> dict:
             if year_means == "valid":
                 edge["valid_at"] = f"{match['year']}-01-01T00:00:00Z"
             elif year_means == "invalid":
+                edge["invalid_at"] = f"{match['year']}-01-01T00:00:00Z"
+            elif year_means == "from-to":
+                edge["valid_at"] = f"{match['start']}-01-01T00:00:00Z"
                 edge["invalid_at"] = f"{match['year']}-01-01T00:00:00Z"
             elif year_means == "invalid-last-year":
                 edge["invalid_at"] = f"{reference_year - 1}-01-01T00:00:00Z"

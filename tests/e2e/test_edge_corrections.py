@@ -93,8 +93,10 @@ def test_a_target_named_for_the_first_time_is_created_and_an_existing_one_found_
     assert by_name.status == 200, by_name.json
     globex = edge_row(db, by_name.json["edge"]["id"])
     assert (globex["target"], globex["target_type"]) == ("Globex Corp", "unknown")
+    # A new target without a new description: a sentence naming the new ends, made without a model.
+    assert by_name.json["edge"]["description"] == "Alice works at Globex Corp."
     assert fake_openai.embedding_requests[-1]["input"] == [
-        "Alice works_at Globex Corp: Alice works at Acme.",
+        "Alice works_at Globex Corp: Alice works at Globex Corp.",
         "Globex Corp (unknown): ",
     ]
 
@@ -102,7 +104,7 @@ def test_a_target_named_for_the_first_time_is_created_and_an_existing_one_found_
 
     assert by_id.status == 200, by_id.json
     assert (by_id.json["edge"]["target_id"], by_id.json["edge"]["target"]) == (paris, "Paris")
-    assert fake_openai.embedding_requests[-1]["input"] == ["Alice works_at Paris: Alice works at Acme."]
+    assert fake_openai.embedding_requests[-1]["input"] == ["Alice works_at Paris: Alice works at Paris."]
 
 
 def test_only_invalid_at_ends_the_fact_in_place_without_a_model_call(api, db, models, alice_at_acme):
@@ -164,10 +166,11 @@ def test_another_user_s_edge_is_a_404_that_changes_nothing(api, db, models, alic
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"user_id": "u1"}, "at least one of description, target, valid_at, invalid_at"),
+        ({"user_id": "u1"}, "at least one of description, target, relation, valid_at, invalid_at"),
         ({"user_id": "u1", "description": None}, "at least one of"),
-        ({"description": "x"}, "user_id is required"),
-        ({"user_id": "u1", "description": "x", "relation": "owns"}, "relation: unknown field"),
+        ({"description": "x"}, "user_id: required, in the query string or the body"),
+        ({"user_id": "u1", "description": "x", "source": "Bob"}, "source: unknown field"),
+        ({"user_id": "u1", "relation": "!!"}, "relation: must name the relation"),
         ({"user_id": "u1", "description": "   "}, "description: must not be blank"),
         ({"user_id": "u1", "description": 7}, "description"),
         ({"user_id": "u1", "target": True}, "target"),

@@ -91,14 +91,32 @@ def test_a_contradicted_edge_without_a_new_start_is_invalid_from_the_reference_t
     ]
 
 
-def test_a_contradicted_edge_that_had_ended_keeps_its_invalid_at(api, db, models):
-    paris = remember(api, "Alice lives in Paris.")["edges"][0]["id"]
-    db.execute("UPDATE gb_edges SET invalid_at = '2022-05-01T00:00:00Z' WHERE id = %s", [paris])
+def test_a_contradicted_fact_that_had_ended_before_the_new_one_began_is_not_superseded(api, db, models):
+    paris = api.post(
+        "/v1/gb/remember",
+        {
+            "user_id": "u1",
+            "reference_time": "2022-06-01T00:00:00Z",
+            "facts": {
+                "entities": [{"name": "Alice", "type": "person"}, {"name": "Paris", "type": "place"}],
+                "edges": [
+                    {
+                        "source": "Alice",
+                        "target": "Paris",
+                        "relation": "lives_in",
+                        "valid_at": "2020-01-01T00:00:00Z",
+                        "invalid_at": "2022-05-01T00:00:00Z",
+                    }
+                ],
+            },
+        },
+    ).json["edges"][0]["id"]
 
     body = remember(api, "Alice moved to Lyon in 2024.", reference_time=REFERENCE_TIME)
 
-    assert [s["invalid_at"] for s in body["superseded"]] == ["2022-05-01T00:00:00Z"]
-    assert edge_times(db, paris)[2] is not None
+    # Their periods do not overlap: both stand, Paris ended as it was, Lyon live.
+    assert body["superseded"] == []
+    assert edge_times(db, paris) == (utc("2020-01-01T00:00:00Z"), utc("2022-05-01T00:00:00Z"), None)
 
 
 def test_a_restatement_that_says_the_fact_ended_closes_the_stored_edge(api, db, models):
@@ -112,12 +130,19 @@ def test_a_restatement_that_says_the_fact_ended_closes_the_stored_edge(api, db, 
     assert edge_times(db, stored["id"]) == (utc("2020-01-01T00:00:00Z"), utc("2024-01-01T00:00:00Z"), None)
 
 
-def test_a_restatement_never_moves_an_end_the_stored_edge_has(api, db, models):
-    stored = remember(api, "Alice left Acme in 2021.", reference_time=REFERENCE_TIME)["edges"][0]
+@pytest.mark.parametrize(
+    ("first", "second", "invalid_at"),
+    [
+        (("2021", "2025-01-31T09:00:00Z"), ("2024", "2025-03-01T00:00:00Z"), "2024-01-01T00:00:00Z"),
+        (("2021", "2025-03-01T00:00:00Z"), ("2024", "2025-01-31T09:00:00Z"), "2021-01-01T00:00:00Z"),
+    ],
+)
+def test_of_two_ends_of_one_fact_the_one_said_later_counts(api, db, models, first, second, invalid_at):
+    stored = remember(api, f"Alice left Acme in {first[0]}.", reference_time=first[1])["edges"][0]
 
-    [edge] = remember(api, "Alice left Acme in 2024.", reference_time=REFERENCE_TIME)["edges"]
+    [edge] = remember(api, f"Alice left Acme in {second[0]}.", reference_time=second[1])["edges"]
 
-    assert edge["id"] == stored["id"] and edge["invalid_at"] == "2021-01-01T00:00:00Z"
+    assert edge["id"] == stored["id"] and edge["invalid_at"] == invalid_at
 
 
 def test_the_same_relation_again_after_it_ended_is_a_new_period(api, db, models):

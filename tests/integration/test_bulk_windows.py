@@ -48,10 +48,11 @@ def test_a_batch_of_200_texts_in_windows_stores_the_graph_one_text_at_a_time_sto
     superseded = [row for row in one["edges"] if row[-1] is not None]
     assert len(superseded) >= 5 * 19  # each person's chain of 20 moves: 19 superseded at least
     assert len({row[0] for row in one["entities"]} & {"Alice Chen", "Alice Park"}) == 2
-    # 200 extract calls and one resolve call per window of 20, against one a text at a time.
+    # 200 extract calls and one resolve call per window of 20, against one for each text a time
+    # that states a new fact (75 here: a restatement of a stored fact asks nothing).
     assert calls(fake_anthropic, "extract") == 200
     assert calls(fake_anthropic, "resolve") == 10
-    assert one_at_a_time_calls > 300
+    assert one_at_a_time_calls > 250
 
 
 def test_a_text_a_window_cuts_for_its_reply_keeps_its_extraction_and_is_extracted_once(

@@ -223,7 +223,7 @@ def test_the_facts_around_an_entity_most_facts_are_about_are_compared_newest_fir
     assert candidates(3) == {*likes[-3:], *liked_by[-3:], old_but_similar}
 
 
-def test_the_live_facts_new_facts_restate_are_read_by_their_ends_and_relation(db, database_url):
+def test_the_facts_new_facts_restate_are_read_by_their_ends_and_relation(db, database_url):
     graph = Graph(db)
     user = graph.entity("The user", embedding=unit(5))
     things = [graph.entity(f"Thing {i}", embedding=unit(6)) for i in range(12)]
@@ -236,7 +236,7 @@ def test_the_live_facts_new_facts_restate_are_read_by_their_ends_and_relation(db
     with psycopg.connect(database_url, row_factory=dict_row) as conn, conn.transaction():
         register_vector(conn)
         conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
-        matches, live = graph_writes.known_entities_and_live_edges(
+        matches, live = graph_writes.known_entities_and_fact_edges(
             conn,
             graph.dataset_id,
             names,
@@ -250,4 +250,4 @@ def test_the_live_facts_new_facts_restate_are_read_by_their_ends_and_relation(db
 
     assert matches == [user, things[3], things[7], things[11]]
     assert [(edge.source_id, edge.target_id) for edge in live] == [(user, things[i]) for i in (3, 7, 11)]
-    assert read < 30, read  # 90 (each thing's 30 facts) without migration 0024's index
+    assert read < 30, read  # 90 (each thing's 30 facts) without an index of the facts' ends

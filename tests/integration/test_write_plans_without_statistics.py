@@ -104,6 +104,9 @@ class Explaining:
     def fetchall(self):
         return []
 
+    def fetchone(self):
+        return None
+
 
 def explained(service_url: str, run) -> list[dict]:
     """The plan nodes of the statements `run(conn)` sends, as user u1 of the service."""
@@ -165,7 +168,7 @@ def test_the_candidate_facts_are_read_through_each_entitys_live_edges(unanalyzed
 
 def test_the_newest_live_edges_around_an_entity_are_walked_newest_first(unanalyzed):
     owner_url, service_url, dataset_id = unanalyzed
-    indexes = ["gb_edges_live_source", "gb_edges_live_target", "gb_edges_live_dataset", "gb_edges_live_pair"]
+    indexes = ["gb_edges_live_source", "gb_edges_live_target", "gb_edges_live_dataset", "gb_edges_fact"]
     with psycopg.connect(service_url) as conn:
         conn.execute("SELECT set_config('gligabao.user_id', 'u1', true)")
         around = conn.execute("SELECT gb_live_edges_around(%s, '{1,2}', 10)", [dataset_id]).fetchall()
@@ -185,7 +188,7 @@ def test_the_newest_live_edges_around_an_entity_are_walked_newest_first(unanalyz
         ).fetchall()
     assert sorted(row[0] for row in around) == sorted(row[0] for row in newest)
     assert scans["gb_edges_live_source"] > 0 and scans["gb_edges_live_target"] > 0
-    assert scans["gb_edges_live_dataset"] == scans["gb_edges_live_pair"] == 0
+    assert scans["gb_edges_live_dataset"] == scans["gb_edges_fact"] == 0
 
 
 def test_the_match_reads_each_name_through_the_names_index_and_each_triple_through_its_own(unanalyzed):
@@ -193,7 +196,7 @@ def test_the_match_reads_each_name_through_the_names_index_and_each_triple_throu
     names = ["person 1", "person 2", "person 9999"]
     nodes = explained(
         service_url,
-        lambda conn: graph_writes.known_entities_and_live_edges(
+        lambda conn: graph_writes.known_entities_and_fact_edges(
             conn,
             dataset_id,
             names,
@@ -212,8 +215,40 @@ def test_the_match_reads_each_name_through_the_names_index_and_each_triple_throu
     assert {n.get("Index Name") for n in nodes if n.get("Relation Name") == "gb_entities"} <= {
         "gb_entities_pkey"
     }
-    assert "gb_edges_live_pair" in _indexes(nodes)
+    assert "gb_edges_fact" in _indexes(nodes)
     assert "gb_edges_live_dataset" not in _indexes(nodes)
+    assert "gb_edges_dataset" not in _indexes(nodes)
+
+
+def test_the_history_of_the_facts_is_read_by_their_ends_and_their_edges_ids(unanalyzed):
+    """The read a store plans from (db/fact_history.py): each fact's edges by gb_edges_fact, their
+    statements and judgements by their edge, never a scan of the dataset's rows."""
+    _, service_url, dataset_id = unanalyzed
+    names = ["person 1", "person 2", "person 9999"]
+
+    def read(conn):
+        cursor = graph_writes.send_match_and_history(
+            conn,
+            dataset_id,
+            names,
+            [_vector(i) for i in range(len(names))],
+            0.75,
+            [(0, 1, "knows"), (1, 2, "knows")],
+            [1, 2],
+            exact_max=1000,
+            walk=64,
+        )
+        cursor.fetchone()
+
+    nodes = explained(service_url, read)
+    indexes = _indexes(nodes)
+    assert {"gb_edges_fact", "gb_edge_statements_edge", "gb_edge_conflicts_edge"} <= indexes
+    assert not indexes & {"gb_edges_dataset", "gb_edges_live_dataset"}
+    assert not [
+        n
+        for n in nodes
+        if n.get("Node Type") == "Seq Scan" and n.get("Relation Name", "").startswith("gb_edge")
+    ]
 
 
 def test_the_names_are_found_by_their_key_within_the_users_dataset_only(unanalyzed):
@@ -236,17 +271,6 @@ def test_the_names_are_found_by_their_key_within_the_users_dataset_only(unanalyz
     assert mine[:3] == [1, 2, 3] and mine[3] is None
     assert read <= 2 * len(names)  # a probe a name (and the guard's candidates), not 3,000 a name
     assert anothers == [None] * len(names)
-
-
-def test_the_stores_live_edges_are_read_by_triple_and_by_id(unanalyzed):
-    _, service_url, dataset_id = unanalyzed
-    nodes = explained(
-        service_url,
-        lambda conn: graph_writes.live_edges(conn, dataset_id, [(1, 2, "knows"), (2, 3, "knows")], [5, 6]),
-    )
-    assert {"gb_edges_live_pair", "gb_edges_pkey"} <= _indexes(nodes)
-    assert "gb_edges_live_dataset" not in _indexes(nodes)
-    assert not _scans_filtering_by(nodes, "gb_edges", "source_id")
 
 
 # --- a large remember, and a window of texts, analyze what changed enough (last in the file: the

@@ -34,6 +34,7 @@ STATUSES = {
     ("/v1/gb/entities/{entity_id}", "delete"): {"200", "400", "404", "503"},
     ("/v1/gb/edges/{edge_id}", "delete"): {"200", "400", "404", "503"},
     ("/v1/gb/edges/{edge_id}", "patch"): {"200", "400", "404", "409", "502", "503"},
+    ("/v1/gb/edges/{edge_id}/restore", "post"): {"200", "400", "404", "409", "503"},
     ("/v1/gb/users/{user_id}", "delete"): {"204", "400", "503"},
     ("/v1/gb/edges/{edge_id}", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/edges", "get"): {"200", "400", "404", "503"},

@@ -1,5 +1,5 @@
 """The bi-temporal rules of remember (SPEC section 5), function by function: the times a model
-gives, the period of a new fact, restatements and superseded facts."""
+gives and the period of a new fact (the rule between facts: test_fact_history_rule.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import pytest
 
 from gligabao.memory.temporal import (
     fact_period,
-    is_restatement_period,
     parse_fact_time,
-    superseded_invalid_at,
 )
 
 
@@ -89,49 +87,3 @@ def test_fact_period_bounds():
     assert fact_period(start, start, reference) == (start, start)
     # a fact with no start that ended at the very reference time: ended, start unknown
     assert fact_period(None, reference, reference) == (None, reference)
-
-
-ALICE_JOINED_ACME = datetime(2020, 1, 1, tzinfo=UTC)
-ALICE_LEFT_ACME = datetime(2022, 1, 1, tzinfo=UTC)
-ALICE_REJOINED_ACME = datetime(2023, 1, 1, tzinfo=UTC)
-
-
-def test_a_new_fact_restates_a_stored_one_that_has_not_ended():
-    assert is_restatement_period(None, ALICE_REJOINED_ACME)
-    assert is_restatement_period(None, None)
-
-
-def test_a_new_fact_without_a_start_restates_the_stored_one_even_if_it_ended():
-    assert is_restatement_period(ALICE_LEFT_ACME, None)
-
-
-def test_a_new_fact_that_began_before_the_stored_end_restates_it():
-    assert is_restatement_period(ALICE_LEFT_ACME, ALICE_JOINED_ACME)
-
-
-def test_a_new_fact_that_began_after_the_stored_one_ended_is_a_new_period():
-    # Alice left Acme in 2022 and rejoined it in 2023: two periods of works_at, not one.
-    assert not is_restatement_period(ALICE_LEFT_ACME, ALICE_REJOINED_ACME)
-    # one that began the day the stored one ended is a new period too
-    assert not is_restatement_period(ALICE_LEFT_ACME, ALICE_LEFT_ACME)
-
-
-def test_a_superseded_fact_ends_when_the_new_fact_began():
-    now = datetime(2025, 1, 31, 9, 0, tzinfo=UTC)
-    alice_moved_to_lyon = datetime(2024, 1, 1, tzinfo=UTC)
-
-    assert superseded_invalid_at(None, alice_moved_to_lyon, now) == alice_moved_to_lyon
-
-
-def test_a_superseded_fact_ends_now_when_the_new_fact_has_no_start():
-    now = datetime(2025, 1, 31, 9, 0, tzinfo=UTC)
-
-    assert superseded_invalid_at(None, None, now) == now
-
-
-def test_a_superseded_fact_that_had_ended_keeps_its_end():
-    now = datetime(2025, 1, 31, 9, 0, tzinfo=UTC)
-    ended = datetime(2022, 5, 1, tzinfo=UTC)
-
-    assert superseded_invalid_at(ended, datetime(2024, 1, 1, tzinfo=UTC), now) == ended
-    assert superseded_invalid_at(ended, None, now) == ended

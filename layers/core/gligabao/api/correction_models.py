@@ -1,21 +1,23 @@
-"""Request and response models of PATCH /v1/gb/edges/{id}: a fact corrected by hand."""
+"""Request and response models of PATCH /v1/gb/edges/{id} and POST /v1/gb/edges/{id}/restore: a fact
+corrected, or restored, by hand."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
-from gligabao.api.facts_models import FactTime, normalized_name
+from gligabao.api.facts_models import FactTime, Relation, normalized_name
 from gligabao.api.forget_models import MAX_ID
 from gligabao.api.models import EdgeOut
 from gligabao.api.validation import NON_BLANK_TEXT_PATTERN, UserId
 from gligabao.timefmt import rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
-    from gligabao.memory.corrections import Corrected, Correction
+    from gligabao.memory.corrections import Corrected, Correction, Restore, Restored
 
-CHANGEABLE = ("description", "target", "valid_at", "invalid_at")
+CHANGEABLE = ("description", "target", "relation", "valid_at", "invalid_at")
+SUPERSEDERS = ("end", "keep")  # memory/corrections.py
 DESCRIPTION_MAX_CHARS = 4000  # a fact is one sentence; as long as a chunk at most
 REASON_MAX_CHARS = 1000
 
@@ -82,9 +84,18 @@ class CorrectionRequest(BaseModel):
         json_schema_extra={"anyOf": [{"required": [name]} for name in CHANGEABLE]},
     )
 
-    user_id: UserId
-    description: Description = None
+    user_id: UserId | None = Field(
+        default=None, description="the fact's user: here or in the query string (both: the same)"
+    )
+    description: Description = Field(
+        default=None,
+        description="the fact as one plain sentence; when the target or relation changes without one, "
+        "a sentence naming the new ends is made (Alice works at Initech.)",
+    )
     target: Target | None = None
+    relation: Relation | None = Field(
+        default=None, description="the relation the fact now is (stored as lowercase snake_case)"
+    )
     valid_at: FactTime = Field(default=None, description="when the fact began to hold (RFC 3339)")
     invalid_at: FactTime = Field(
         default=None,
@@ -100,14 +111,15 @@ class CorrectionRequest(BaseModel):
             raise ValueError(f"a correction sets at least one of {', '.join(CHANGEABLE)}")
         return self
 
-    def correction(self, edge_id: int) -> Correction:
+    def correction(self, edge_id: int, user_id: str) -> Correction:
         from gligabao.memory.corrections import Correction
 
         return Correction(
-            user_id=self.user_id,
+            user_id=user_id,
             edge_id=edge_id,
             description=self.description,
             target=self.target,
+            relation=self.relation,
             valid_at=self.valid_at,
             invalid_at=self.invalid_at,
             reason=self.reason,
@@ -144,4 +156,54 @@ class CorrectionResponse(BaseModel):
                 )
             ],
             artifact_id=corrected.artifact_id,
+        )
+
+
+def user_of(query: str | None, body: str | None) -> str:
+    """The user a request names, in its query string or its body (as the GET and DELETE routes of
+    the same resources take it); both must be the same user."""
+    from gligabao.errors import BadRequest
+
+    if query is not None and body is not None and query != body:
+        raise BadRequest("user_id: the query string and the body name different users")
+    user_id = query if query is not None else body
+    if user_id is None:
+        raise BadRequest("user_id: required, in the query string or the body")
+    return user_id
+
+
+class RestoreRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId | None = Field(
+        default=None, description="the fact's user: here or in the query string (both: the same)"
+    )
+    superseder: Literal["end", "keep"] = Field(
+        description="what becomes of the fact that superseded this one: `end`, it ends where the restored "
+        "fact begins (as a later text would say); `keep`, the two were wrongly judged to contradict and "
+        "both hold"
+    )
+    reason: str | None = Field(
+        default=None, max_length=REASON_MAX_CHARS, description="why, kept in the restore's artifact"
+    )
+
+    def restore(self, edge_id: int, user_id: str) -> Restore:
+        from gligabao.memory.corrections import Restore
+
+        return Restore(user_id=user_id, edge_id=edge_id, superseder=self.superseder, reason=self.reason)
+
+
+class RestoreResponse(BaseModel):
+    edge: EdgeOut = Field(description="the fact restored, as it now stands")
+    superseder: EdgeOut | None = Field(
+        description="the fact that had superseded it, as it now stands (ended, or kept); null when it was forgotten"
+    )
+    artifact_id: int = Field(description="the artifact of kind correction: who asked, why, what was restored")
+
+    @classmethod
+    def from_domain(cls, restored: Restored) -> RestoreResponse:
+        return cls(
+            edge=EdgeOut.from_domain(restored.edge),
+            superseder=EdgeOut.from_domain(restored.superseder) if restored.superseder else None,
+            artifact_id=restored.artifact_id,
         )

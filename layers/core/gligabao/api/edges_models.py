@@ -14,7 +14,7 @@ from gligabao.timefmt import rfc3339
 
 if TYPE_CHECKING:
     from gligabao.db.retrieval_filters import RetrievalFilters
-    from gligabao.memory.edges import EdgeDetails, EdgePage, LinkedEdge, ProvenanceArtifact
+    from gligabao.memory.edges import EdgeDetails, EdgePage, EdgeStatement, LinkedEdge, ProvenanceArtifact
 
 # The query string of GET /v1/gb/edges: each filter of a search, a list as comma-separated values
 # (API Gateway joins a repeated parameter so), the metadata as a JSON object.
@@ -107,6 +107,35 @@ class LinkedEdgeOut(BaseModel):
         )
 
 
+class EdgeStatementOut(BaseModel):
+    id: int
+    artifact_id: int | None = Field(description="the artifact that said it (a text, a chunk, a correction)")
+    kind: str = Field(description="said, or correction: a correction replaced the fact over this period")
+    valid_at: str | None = Field(description="the start it gave; null: unknown")
+    invalid_at: str | None = Field(description="the end it gave; null: open")
+    said_at: str = Field(description="when it was said: its text's reference time, a correction's own time")
+    holds_until: str | None = Field(
+        description="how far it holds now (a later-said fact may have ended it); null: open, or nowhere "
+        "when its start is unknown"
+    )
+    ended_by: int | None = Field(
+        description="the contradicting fact's edge whose start ended it; null when its own fact ended it"
+    )
+
+    @classmethod
+    def from_domain(cls, statement: EdgeStatement) -> EdgeStatementOut:
+        return cls(
+            id=statement.id,
+            artifact_id=statement.artifact_id,
+            kind=statement.kind,
+            valid_at=rfc3339(statement.valid_at),
+            invalid_at=rfc3339(statement.invalid_at),
+            said_at=rfc3339(statement.said_at),
+            holds_until=rfc3339(statement.ends_at),
+            ended_by=statement.cut_by if statement.cut else None,
+        )
+
+
 class EdgeResource(Edge):
     dataset: str
     artifacts: list[ProvenanceArtifactOut] = Field(
@@ -117,6 +146,11 @@ class EdgeResource(Edge):
         description="the fact that superseded it; null while live"
     )
     supersedes: list[LinkedEdgeOut] = Field(description="the facts it superseded")
+    history: list[EdgeStatementOut] = Field(
+        default_factory=list,
+        description="what each text, correction and restore said of the fact, said first first, and how far "
+        "each holds now: the trail of its period",
+    )
 
     @classmethod
     def from_details(cls, details: EdgeDetails) -> EdgeResource:
@@ -129,6 +163,7 @@ class EdgeResource(Edge):
             if details.superseded_by
             else None,
             supersedes=[LinkedEdgeOut.from_domain(e) for e in details.supersedes],
+            history=[EdgeStatementOut.from_domain(s) for s in details.statements],
         )
 
 

@@ -450,14 +450,18 @@ class RememberedEdge(BaseModel):
         default=None, exclude_if=absent, description="when it stopped holding; omitted while it holds"
     )
     created_at: str
+    expired_at: str | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="set when the fact is superseded: the text was said before a stored fact that "
+        "contradicts it, which holds where the two overlap; omitted while live",
+    )
     created: bool = Field(description="created by this call (false: a stored fact the text restates)")
     model_id: str | None = Field(default=None, exclude_if=absent, description=MODEL_ID_DESCRIPTION)
 
     @classmethod
     def from_domain(cls, edge: StoredEdge) -> RememberedEdge:
-        fields = edge_fields(edge)
-        del fields["expired_at"]  # a fact a remember states is live
-        return cls(**fields, created=edge.created)
+        return cls(**edge_fields(edge), created=edge.created)
 
 
 class SupersededEdge(BaseModel):

@@ -1,6 +1,6 @@
 """The reads of a correction by hand (memory/corrections.py): the fact corrected, as stored, and the
-entity a new target names. The writes are remember's own (db/graph_writes.py): an artifact, an
-entity, an edge, the end of the corrected edge, provenance links.
+entity a new target names. The writes are remember's own: an artifact, an entity and provenance
+links (db/graph_writes.py), the plan of the fact's history (db/fact_history.py).
 
 Every statement is filtered by the user's dataset, whatever row-level security does besides.
 """
@@ -33,6 +33,7 @@ class EdgeToCorrect:
     invalid_at: datetime | None
     expired_at: datetime | None
     embedding: list[float] | None  # the stored vector, kept when neither description nor target changes
+    superseded_by: int | None = None
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class NamedEntity:
 
 _EDGE = """
 SELECT e.id, e.dataset_id, d.name AS dataset, e.source_id, e.target_id, s.name AS source, t.name AS target, e.relation,
-       e.description, e.valid_at, e.invalid_at, e.expired_at, e.embedding::real[] AS embedding
+       e.description, e.valid_at, e.invalid_at, e.expired_at, e.embedding::real[] AS embedding, e.superseded_by
 FROM gb_edges e
 JOIN gb_datasets d ON d.id = e.dataset_id
 JOIN gb_entities s ON s.id = e.source_id

@@ -19,8 +19,9 @@ _LINKED_EDGE = """jsonb_build_object('id', x.id, 'relation', x.relation, 'descri
 
 def edge_with_provenance(conn: psycopg.Connection, *, user_id: str, edge_id: int) -> dict[str, Any] | None:
     """The user's edge (`EDGE_COLUMNS` and its dataset's name), its artifacts (the one that first
-    stated it and every one that restated it), its sessions, the edge that superseded it and the
-    ones it superseded; None when the user has no such edge."""
+    stated it and every one that restated it), its sessions, the edge that superseded it, the
+    ones it superseded and its statements (what each text said of it, said first first); None when
+    the user has no such edge."""
     return conn.execute(
         f"""
         WITH edge AS (
@@ -42,7 +43,12 @@ def edge_with_provenance(conn: psycopg.Connection, *, user_id: str, edge_id: int
                (SELECT {_LINKED_EDGE} FROM gb_edges x
                 WHERE x.id = e.superseded_by AND x.dataset_id = e.dataset_id) AS superseded_by_edge,
                (SELECT coalesce(jsonb_agg({_LINKED_EDGE} ORDER BY x.id), '[]') FROM gb_edges x
-                WHERE x.superseded_by = e.id AND x.dataset_id = e.dataset_id) AS supersedes
+                WHERE x.superseded_by = e.id AND x.dataset_id = e.dataset_id) AS supersedes,
+               (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                            'id', s.id, 'artifact_id', s.artifact_id, 'kind', s.kind, 'valid_at', s.valid_at,
+                            'invalid_at', s.invalid_at, 'said_at', s.said_at, 'ends_at', s.ends_at,
+                            'cut', s.cut, 'cut_by', s.cut_by) ORDER BY s.said_at, s.id), '[]')
+                FROM gb_edge_statements s WHERE s.edge_id = e.id AND s.dataset_id = e.dataset_id) AS statements
         FROM edge e
         """,
         {"user_id": user_id, "edge_id": edge_id},

@@ -35,6 +35,7 @@ class DeletedRows:
     entities: int
     edges: int
     found: bool  # the row named was still there under the lock (another forget may have won)
+    kept_edges: list[int]  # edges that lost statements and stay (another artifact supports them)
 
 
 def lock_dataset_of_artifact(
@@ -110,13 +111,15 @@ SELECT (SELECT count(*) FROM deleted_artifacts WHERE kind <> 'chunk') AS artifac
        (SELECT count(*) FROM deleted_artifacts WHERE kind = 'chunk') AS chunks,
        (SELECT count(*) FROM deleted_entities) AS entities,
        (SELECT count(*) FROM deleted_edges) AS edges,
-       EXISTS (SELECT 1 FROM named) AS found
+       EXISTS (SELECT 1 FROM named) AS found,
+       (SELECT coalesce(array_agg(edge_id ORDER BY edge_id), '{}') FROM kept) AS kept_edges
 """
 
 # Forgetting an entity or an edge deletes no artifact.
 _NO_ARTIFACT = """
 forgotten AS (SELECT '{}'::bigint[] AS ids),
 deleted_artifacts AS (SELECT NULL::text AS kind WHERE false),
+kept AS (SELECT NULL::bigint AS edge_id WHERE false),
 """
 
 _DELETE_ARTIFACT = f"""
@@ -173,7 +176,8 @@ deleted_trajectories AS (  -- an eval remember's trajectory holds the text (its 
     WHERE dataset_id = %(dataset_id)s AND kind = 'remember'
       AND trajectory -> 'extra' -> 'artifact_id' = to_jsonb(%(artifact_id)s::bigint)
 ),
-named AS (SELECT id FROM deleted_artifacts WHERE id = %(artifact_id)s)
+named AS (SELECT id FROM deleted_artifacts WHERE id = %(artifact_id)s),
+kept AS (SELECT edge_id FROM still_supported)
 {_COUNTS}
 """
 

@@ -17,8 +17,9 @@ from pgvector import Vector
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from gligabao.db import fact_history
 from gligabao.db.jobs import NOT_CANCELLED, NOT_QUEUED
-from gligabao.model import EndedEdge, StoredEdge, StoredEntity
+from gligabao.model import StoredEdge, StoredEntity
 
 
 @dataclass(frozen=True)
@@ -287,7 +288,7 @@ def match_entities(
     return matches
 
 
-def known_entities_and_live_edges(
+def known_entities_and_fact_edges(
     conn: psycopg.Connection,
     dataset_id: int,
     normalized_names: Sequence[str],
@@ -299,19 +300,13 @@ def known_entities_and_live_edges(
     exact_max: int,
     walk: int,
 ) -> tuple[list[int | None], list[StoredEdge]]:
-    """`match_entities` and, in the same statement, the live edges between matched entities that
-    the facts name: `fact_ends` are (source, target, relation), source and target as positions in
-    `normalized_names`. (matches as match_entities returns them, live edges by id)."""
+    """`match_entities` and, in the same statement, the edges (live or not) of the facts between
+    matched entities: `fact_ends` are (source, target, relation), source and target as positions in
+    `normalized_names`. (matches as match_entities returns them, the edges by id)."""
     rows = conn.execute(
         f"""
         WITH matched AS MATERIALIZED ({_MATCH_SQL[name_guard]}),
-        triple AS (
-            SELECT DISTINCT s.id AS source_id, t.id AS target_id, f.relation
-            FROM unnest(%(fact_source)s::int[], %(fact_target)s::int[], %(fact_relation)s::text[])
-                 AS f(source_ord, target_ord, relation)
-            JOIN matched s ON s.ord = f.source_ord
-            JOIN matched t ON t.ord = f.target_ord
-        )
+        {_FACTS_OF_MATCHED}
         SELECT m.ord, m.id AS match_id, NULL::bigint AS id, NULL::bigint AS source_id, NULL::bigint AS target_id,
                NULL AS source, NULL AS target, NULL AS relation, NULL AS description, NULL::bigint AS artifact_id,
                NULL::timestamptz AS valid_at, NULL::timestamptz AS invalid_at, NULL::timestamptz AS created_at,
@@ -319,27 +314,89 @@ def known_entities_and_live_edges(
         FROM matched m
         UNION ALL
         SELECT NULL, NULL, {_NAMED_EDGE_COLUMNS}
-        FROM triple
-        CROSS JOIN LATERAL ({_LIVE_OF_TRIPLE.format(triple="triple")}) e
+        FROM fact_triple triple
+        CROSS JOIN LATERAL ({_EDGES_OF_TRIPLE.format(triple="triple")}) e
         WHERE e.dataset_id = %(dataset_id)s
         """,
         {
             **_match_parameters(dataset_id, normalized_names, embeddings, threshold, exact_max, walk),
-            "fact_source": [end[0] + 1 for end in fact_ends],
-            "fact_target": [end[1] + 1 for end in fact_ends],
-            "fact_relation": [end[2] for end in fact_ends],
+            **_fact_end_parameters(fact_ends),
         },
     ).fetchall()
     matches: list[int | None] = [None] * len(normalized_names)
-    live = []
+    edges = []
     for row in rows:
         if row["ord"] is not None:
             matches[row["ord"] - 1] = row["match_id"]
         else:
-            live.append(
+            edges.append(
                 StoredEdge(**{name: value for name, value in row.items() if name not in ("ord", "match_id")})
             )
-    return matches, sorted(live, key=lambda edge: edge.id)
+    return matches, sorted(edges, key=lambda edge: edge.id)
+
+
+# The (source_id, target_id, relation) of each fact of `fact_source`, `fact_target` (positions in
+# the names matched) and `fact_relation` whose ends are both stored entities (`matched`).
+_FACTS_OF_MATCHED = """fact_triple AS (
+            SELECT DISTINCT s.id AS source_id, t.id AS target_id, f.relation
+            FROM unnest(%(fact_source)s::int[], %(fact_target)s::int[], %(fact_relation)s::text[])
+                 AS f(source_ord, target_ord, relation)
+            JOIN matched s ON s.ord = f.source_ord
+            JOIN matched t ON t.ord = f.target_ord
+        )"""
+
+
+def _fact_end_parameters(fact_ends: Sequence[tuple[int, int, str]]) -> dict:
+    return {
+        "fact_source": [end[0] + 1 for end in fact_ends],
+        "fact_target": [end[1] + 1 for end in fact_ends],
+        "fact_relation": [end[2] for end in fact_ends],
+    }
+
+
+def send_match_and_history(
+    conn: psycopg.Connection,
+    dataset_id: int,
+    normalized_names: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+    threshold: float,
+    fact_ends: Sequence[tuple[int, int, str]],
+    judged_edge_ids: Sequence[int],
+    name_guard: bool = True,
+    *,
+    exact_max: int,
+    walk: int,
+) -> psycopg.Cursor:
+    """`match_entities` and, in the same statement, the history (db/fact_history.py) of the
+    facts between matched entities (`fact_ends` as `known_entities_and_fact_edges` takes them) and
+    of the facts of `judged_edge_ids`: read with `read_match_and_history`."""
+    history, columns = fact_history.history_sql("fact_triple", "%(judged)s::bigint[]")
+    return conn.execute(
+        f"""
+        WITH matched AS MATERIALIZED ({_MATCH_SQL[name_guard]}),
+        {_FACTS_OF_MATCHED},
+        {history}
+        SELECT (SELECT coalesce(array_agg(m.ord ORDER BY m.ord), '{{}}') FROM matched m) AS matched_ords,
+               (SELECT coalesce(array_agg(m.id ORDER BY m.ord), '{{}}') FROM matched m) AS matched_ids,
+               {columns}
+        """,
+        {
+            **_match_parameters(dataset_id, normalized_names, embeddings, threshold, exact_max, walk),
+            **_fact_end_parameters(fact_ends),
+            "judged": list(judged_edge_ids),
+        },
+    )
+
+
+def read_match_and_history(
+    cursor: psycopg.Cursor, names: int
+) -> tuple[list[int | None], fact_history.History]:
+    """(the stored entity each name is, as match_entities returns them; the history read)."""
+    row = cursor.fetchone()
+    matches: list[int | None] = [None] * names
+    for ord_, entity_id in zip(row["matched_ords"], row["matched_ids"], strict=True):
+        matches[ord_ - 1] = entity_id
+    return matches, fact_history.read_history(row)
 
 
 @dataclass(frozen=True)
@@ -449,58 +506,15 @@ _NAMED_EDGE_COLUMNS = """e.id, e.source_id, e.target_id,
                e.relation, e.description, e.artifact_id, e.valid_at, e.invalid_at, e.created_at, e.expired_at,
                e.model_id"""
 
-# The live edges of one (source_id, target_id, relation) of `{triple}`, through gb_edges_live_pair
-# (migration 0024); the caller checks their dataset.
-_LIVE_OF_TRIPLE = """SELECT * FROM gb_edges g
-                   WHERE g.source_id = {triple}.source_id AND g.target_id = {triple}.target_id
-                     AND g.relation = {triple}.relation AND g.expired_at IS NULL
+# Every edge of one (source_id, target_id, relation) of `{triple}`, live or not, through gb_edges_fact
+# (migration 0042); the caller checks their dataset.
+_EDGES_OF_TRIPLE = """SELECT * FROM gb_edges g
+                   WHERE g.source_id = {triple}.source_id AND g.relation = {triple}.relation
+                     AND g.target_id = {triple}.target_id
                    OFFSET 0"""
 
 # The edge of each id of `{ids}` (its `id` column), by its primary key; the caller checks its dataset.
 _EDGE_OF_ID = "SELECT * FROM gb_edges g WHERE g.id = {ids}.id OFFSET 0"
-
-
-def live_edges(
-    conn: psycopg.Connection,
-    dataset_id: int,
-    triples: Sequence[tuple[int, int, str]],
-    ids: Sequence[int] = (),
-) -> list[StoredEdge]:
-    """The live (not superseded) edges with one of these (source_id, target_id, relation) or ids."""
-    return send_live_edges(conn, dataset_id, triples, ids).fetchall()
-
-
-def send_live_edges(
-    conn: psycopg.Connection,
-    dataset_id: int,
-    triples: Sequence[tuple[int, int, str]],
-    ids: Sequence[int] = (),
-) -> psycopg.Cursor[StoredEdge]:
-    """`live_edges`'s statement, its rows read later (`fetchall()`)."""
-    return conn.cursor(row_factory=class_row(StoredEdge)).execute(
-        f"""
-        WITH wanted AS (
-            SELECT g.id
-            FROM unnest(%(source_id)s::bigint[], %(target_id)s::bigint[], %(relation)s::text[])
-                 AS triple(source_id, target_id, relation)
-            CROSS JOIN LATERAL ({_LIVE_OF_TRIPLE.format(triple="triple")}) g
-            UNION
-            SELECT id FROM unnest(%(ids)s::bigint[]) AS i(id)
-        )
-        SELECT {_NAMED_EDGE_COLUMNS}
-        FROM wanted
-        CROSS JOIN LATERAL ({_EDGE_OF_ID.format(ids="wanted")}) e
-        WHERE e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
-        ORDER BY e.id
-        """,
-        {
-            "dataset_id": dataset_id,
-            "source_id": [t[0] for t in triples],
-            "target_id": [t[1] for t in triples],
-            "relation": [t[2] for t in triples],
-            "ids": list(ids),
-        },
-    )
 
 
 # The `%(limit)s` live edges of the dataset nearest to `n.embedding`, as remember's candidate-fact
@@ -559,10 +573,13 @@ def send_candidate_edges(
     per_entity: int,
     exact_max: int,
     exclude_ids: Sequence[int] = (),
+    slots: Sequence[tuple[int, str]] = (),
 ) -> psycopg.Cursor[StoredEdge]:
     """`candidate_edges`'s statement, its rows read later (`fetchall()`). Each candidate is compared
     with every new fact's vector: the cap per entity keeps an entity most facts are about (the
-    user an agent remembers for) from making each remember read and compare all its facts."""
+    user an agent remembers for) from making each remember read and compare all its facts.
+    `slots`: (source_id, relation) of the new facts, whose newest `limit` edges, live or not, are
+    candidates too (a fact said before a stored one may contradict one superseded since)."""
     return conn.cursor(row_factory=class_row(StoredEdge)).execute(
         f"""
         WITH new_fact AS (
@@ -578,8 +595,16 @@ def send_candidate_edges(
             CROSS JOIN LATERAL {NEAREST_LIVE_EDGES} near
             WHERE 1 - near.distance >= %(threshold)s
         ),
+        slot AS (  -- the newest edges of each slot, live or not (gb_edges_fact, migration 0042)
+            SELECT g.id
+            FROM unnest(%(slot_source)s::bigint[], %(slot_relation)s::text[]) AS k(source_id, relation)
+            CROSS JOIN LATERAL (SELECT g.id, g.dataset_id FROM gb_edges g
+                                WHERE g.source_id = k.source_id AND g.relation = k.relation
+                                ORDER BY g.id DESC LIMIT %(limit)s) g
+            WHERE g.dataset_id = %(dataset_id)s
+        ),
         candidate AS (
-            SELECT id FROM around UNION SELECT id FROM near_vector
+            SELECT id FROM around UNION SELECT id FROM near_vector UNION SELECT id FROM slot
         )
         SELECT {_NAMED_EDGE_COLUMNS}
         FROM candidate c
@@ -598,107 +623,8 @@ def send_candidate_edges(
             "per_entity": per_entity,
             "exact_max": exact_max,
             "exclude_ids": list(exclude_ids),
-        },
-    )
-
-
-@dataclass(frozen=True)
-class EdgeRow:
-    source_id: int
-    target_id: int
-    relation: str
-    description: str
-    artifact_id: int
-    valid_at: datetime | None
-    invalid_at: datetime | None
-    embedding: Sequence[float]
-
-
-def insert_edges(
-    conn: psycopg.Connection, dataset_id: int, edges: Sequence[EdgeRow], model_id: str | None = None
-) -> list[StoredEdge]:
-    """Insert new edges, with `model_id`, the model that extracted them; returns them (without
-    their endpoints' names) in input order.
-
-    The inputs must be distinct by (source_id, target_id, relation): that is how rows are matched back.
-    """
-    rows = (
-        conn.cursor(row_factory=class_row(StoredEdge))
-        .execute(
-            """
-        WITH inserted AS (
-            INSERT INTO gb_edges (dataset_id, source_id, target_id, relation, description, artifact_id,
-                                  valid_at, invalid_at, embedding, model_id)
-            SELECT %(dataset_id)s, source_id, target_id, relation, description, artifact_id, valid_at,
-                   invalid_at, embedding, %(model_id)s::text
-            FROM unnest(%(source_id)s::bigint[], %(target_id)s::bigint[], %(relation)s::text[],
-                        %(description)s::text[], %(artifact_id)s::bigint[], %(valid_at)s::timestamptz[],
-                        %(invalid_at)s::timestamptz[], %(embedding)b::vector[])
-                 AS i(source_id, target_id, relation, description, artifact_id, valid_at, invalid_at, embedding)
-            RETURNING id, source_id, target_id, relation, description, artifact_id, valid_at, invalid_at,
-                      created_at, expired_at, model_id
-        )
-        SELECT * FROM inserted
-        """,
-            {
-                "dataset_id": dataset_id,
-                "model_id": model_id,
-                "source_id": [e.source_id for e in edges],
-                "target_id": [e.target_id for e in edges],
-                "relation": [e.relation for e in edges],
-                "description": [e.description for e in edges],
-                "artifact_id": [e.artifact_id for e in edges],
-                "valid_at": [e.valid_at for e in edges],
-                "invalid_at": [e.invalid_at for e in edges],
-                "embedding": [_vector(e.embedding) for e in edges],
-            },
-        )
-        .fetchall()
-    )
-    by_triple = {(r.source_id, r.target_id, r.relation): r for r in rows}
-    return [by_triple[(e.source_id, e.target_id, e.relation)] for e in edges]
-
-
-@dataclass(frozen=True)
-class EdgeEnd:
-    """A stored edge that ends: superseded (expired now) or closed by a restatement (invalid_at only)."""
-
-    edge_id: int
-    invalid_at: datetime
-    supersede: bool
-    superseded_by: int | None = None  # the edge of the contradicting fact, when superseded
-
-
-def end_edges(
-    conn: psycopg.Connection, dataset_id: int, ends: Sequence[EdgeEnd], now: datetime
-) -> list[EndedEdge]:
-    """Write the ends of edges still live; returns each edge changed."""
-    return send_end_edges(conn, dataset_id, ends, now).fetchall()
-
-
-def send_end_edges(
-    conn: psycopg.Connection, dataset_id: int, ends: Sequence[EdgeEnd], now: datetime
-) -> psycopg.Cursor[EndedEdge]:
-    """`end_edges`'s statement, its rows read later, if at all."""
-    return conn.cursor(row_factory=class_row(EndedEdge)).execute(
-        """
-        UPDATE gb_edges e
-        SET invalid_at = u.invalid_at,
-            expired_at = CASE WHEN u.supersede THEN %(now)s ELSE e.expired_at END,
-            superseded_by = CASE WHEN u.supersede THEN u.superseded_by ELSE e.superseded_by END
-        FROM unnest(%(edge_id)s::bigint[], %(invalid_at)s::timestamptz[], %(supersede)s::boolean[],
-                    %(superseded_by)s::bigint[])
-             AS u(edge_id, invalid_at, supersede, superseded_by)
-        WHERE e.id = u.edge_id AND e.dataset_id = %(dataset_id)s AND e.expired_at IS NULL
-        RETURNING e.id, e.invalid_at, e.expired_at
-        """,
-        {
-            "dataset_id": dataset_id,
-            "now": now,
-            "edge_id": [end.edge_id for end in ends],
-            "invalid_at": [end.invalid_at for end in ends],
-            "supersede": [end.supersede for end in ends],
-            "superseded_by": [end.superseded_by for end in ends],
+            "slot_source": [slot[0] for slot in slots],
+            "slot_relation": [slot[1] for slot in slots],
         },
     )
 

@@ -1,45 +1,59 @@
-"""Correcting a fact by hand (PATCH /v1/gb/edges/{id}): no extraction, no resolve stage.
+"""Correcting and restoring a fact by hand (PATCH /v1/gb/edges/{id}, POST /v1/gb/edges/{id}/restore):
+no extraction, no resolve stage; the history's rule (memory/history.py) as for any text, said at
+the time of the correction.
 
-A correction supersedes the fact bi-temporally, as a contradicting text does (memory/temporal.py):
-the stored edge is expired now (`expired_at`, `superseded_by` the new edge) and, unless it already
-had an end, its `invalid_at` is the new fact's `valid_at`; the new edge, with the source and
-relation of the old one and the values the caller changed (description, target, valid_at,
-invalid_at), is stated by an artifact of kind 'correction'. That artifact's text records, as
-JSON, who asked, why when they said, the fact corrected and its previous values.
+- A correction of the description, target, relation or period replaces the fact: the corrected
+  edge's statements end where its period began (it is kept superseded, emptied, `superseded_by`
+  the new edge), and the new edge, with the values the caller changed, is stated by an artifact of
+  kind 'correction' whose text records, as JSON, who asked, why, the fact corrected and its
+  previous values. A new target or relation with no new description gets a sentence that names the
+  new ends ("Alice works at Initech."), made without a model call. The new fact contradicts the
+  one it replaces and what that one contradicted; a statement of the old fact said before the
+  correction that arrives later ends where the corrected period began.
+- A correction that only sets `invalid_at` ends the fact then, without a replacement: a statement
+  of the same fact said now that ends there (it closes the stored one, which stays live).
+- A restore makes a superseded fact hold again: a statement of it said now over the period its
+  statements gave; with `superseder: "end"` the fact that superseded it ends where it begins (the
+  rule, as a later text would), with `"keep"` the two are judged not to contradict and both hold.
 
-A correction that only sets `invalid_at` ends the fact without a replacement: the edge stays, live
-and closed at that time (as a restatement that says when a fact ended closes it), and the
-correction artifact joins its provenance.
+The one model call a correction may make is one embeddings request: the new fact's vector when its
+description, target or relation changes, and the new target entity's when the name is not in the
+dataset (created as type 'unknown', as extraction does for a name no entity lists). A restore makes
+none.
 
-The one model call a correction may make is one embeddings request: the new fact's vector when
-its description or target changes, and the new target entity's when the name is not in the
-dataset (created as type 'unknown', as extraction does for a name no entity lists).
-
-An edge another user owns is NotFound, the same answer as an edge that does not exist; an edge
-already superseded is a Conflict: correct the fact that superseded it.
+An edge another user owns is NotFound, the same answer as an edge that does not exist; correcting an
+edge already superseded is a Conflict (correct the fact that superseded it, or restore it), and so
+is restoring a live one.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 from gligabao.db import corrections as correction_rows
+from gligabao.db import fact_history as history_rows
 from gligabao.db import forget as forget_rows
 from gligabao.db import graph_writes
 from gligabao.db.corrections import EdgeToCorrect, NamedEntity
 from gligabao.errors import BadRequest, Conflict, NotFound
+from gligabao.memory import fact_plan
+from gligabao.memory.extraction import relation_name
+from gligabao.memory.fact_plan import Fact, FactPlan, NewFact
+from gligabao.memory.history import CORRECTION, NewRow, contradicting
 from gligabao.memory.names import normalized_name
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
-from gligabao.memory.temporal import superseded_invalid_at
 from gligabao.model import EndedEdge, StoredEdge
 from gligabao.observability.inferences import save_inferences
 from gligabao.timefmt import rfc3339
 
 ARTIFACT_KIND = "correction"
 NEW_ENTITY_TYPE = "unknown"  # a target named for the first time, as extraction types an unlisted name
+SUPERSEDERS = ("end", "keep")  # what a restore does with the fact that superseded the one restored
+_NEW = NewRow(1)  # the edge a correction states
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,7 @@ class Correction:
     edge_id: int
     description: str | None = None
     target: str | int | None = None  # an entity's name (created when the dataset has none) or id
+    relation: str | None = None
     valid_at: datetime | None = None
     invalid_at: datetime | None = None
     reason: str | None = None  # why, in the caller's words: kept in the correction artifact
@@ -60,8 +75,17 @@ class Correction:
             self.invalid_at is not None
             and self.description is None
             and self.target is None
+            and self.relation is None
             and self.valid_at is None
         )
+
+
+@dataclass(frozen=True)
+class Restore:
+    user_id: str
+    edge_id: int
+    superseder: str  # SUPERSEDERS
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,21 +98,31 @@ class Corrected:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class Restored:
+    """The fact restored and the one that had superseded it, as they now stand; the artifact."""
+
+    edge: StoredEdge
+    superseder: StoredEdge | None
+    artifact_id: int
+
+
+@dataclass(frozen=True)
+class _Values:
     """The new fact, decided before anything is written."""
 
     target: NamedEntity | None  # None: a new entity named `target_name`
     target_name: str
+    relation: str
     description: str
     valid_at: datetime | None
     invalid_at: datetime | None
 
-    def target_changed(self, stored: EdgeToCorrect) -> bool:
-        return self.target is None or self.target.id != stored.target_id
+    def ends_changed(self, stored: EdgeToCorrect) -> bool:
+        return self.target is None or self.target.id != stored.target_id or self.relation != stored.relation
 
     def changes(self, stored: EdgeToCorrect) -> bool:
         return (
-            self.target_changed(stored)
+            self.ends_changed(stored)
             or self.description != stored.description
             or self.valid_at != stored.valid_at
             or self.invalid_at != stored.invalid_at
@@ -102,7 +136,7 @@ def correct(
         return _end(memory, correction)
     with memory.database.transaction(correction.user_id) as uow:
         stored = _live_edge(correction_rows.edge_to_correct(uow.conn, correction.user_id, correction.edge_id))
-        plan = _plan(uow.conn, stored, correction, memory.limits.entity_name_max_chars)
+        values = _values(uow.conn, stored, correction, memory.limits.entity_name_max_chars)
     with operation(
         memory,
         "remember",
@@ -112,72 +146,165 @@ def correct(
         request_id=request_id,
     ) as op:
         op.call.dataset_id = stored.dataset_id
-        vectors = _vectors(memory, op.call, stored, plan, deadline)
-        with memory.database.transaction(correction.user_id) as uow:
+        vectors = _vectors(memory, op.call, stored, values, deadline)
+        with memory.database.transaction(correction.user_id, pipeline=True) as uow:
             # The dataset's lock (remember's and forget's), then the edge as it is now: a correction
             # that ran at the same moment may have superseded it first.
             forget_rows.lock_dataset_of_edge(uow.conn, correction.user_id, correction.edge_id)
             stored = _live_edge(
                 correction_rows.edge_to_correct(uow.conn, correction.user_id, correction.edge_id)
             )
-            corrected = _supersede(uow.conn, stored, correction, plan, vectors, memory.clock())
+            corrected = _replace(uow.conn, stored, correction, values, vectors, memory.clock())
             save_inferences(uow.conn, op.call)
     return corrected
 
 
-def _supersede(
-    conn, stored: EdgeToCorrect, correction: Correction, plan: _Plan, vectors: _Vectors, now: datetime
+def _replace(
+    conn, stored: EdgeToCorrect, correction: Correction, values: _Values, vectors: _Vectors, now: datetime
 ) -> Corrected:
-    """The writes of a correction, under the dataset's lock: the artifact, the new target when it
-    is new, the new edge, the old one's end, the provenance links."""
-    artifact_id = _insert_artifact(conn, stored, correction, now)
-    target_id = _stored_target(conn, stored, plan, vectors.entity)
-    [new] = graph_writes.insert_edges(
-        conn,
-        stored.dataset_id,
-        [
-            graph_writes.EdgeRow(
-                source_id=stored.source_id,
-                target_id=target_id,
-                relation=stored.relation,
-                description=plan.description,
-                artifact_id=artifact_id,
-                valid_at=plan.valid_at,
-                invalid_at=plan.invalid_at,
-                embedding=vectors.edge if vectors.edge is not None else stored.embedding,
-            )
-        ],
+    """The writes of a correction, under the dataset's lock: the artifact and the new target when
+    it is new, with the read of the facts' history (one round trip), then the plan: the correction
+    of the old fact, the statement of the new one."""
+    artifact = _send_artifact(conn, stored, correction_record(stored, correction), now)
+    target_id = _stored_target(conn, stored, values, vectors.entity)
+    old: Fact = (stored.source_id, stored.target_id, stored.relation)
+    new: Fact = (stored.source_id, target_id, values.relation)
+    history = history_rows.send_history(conn, stored.dataset_id, [old, new], [stored.id])
+    artifact_id = _artifact_id(artifact)
+    seen = history_rows.read_history(history.fetchone())
+    statements = [
+        fact_plan.statement(
+            0, old, stored.id, stored.valid_at, stored.invalid_at, now,
+            artifact_id=artifact_id, kind=CORRECTION, cut_by=_NEW,
+        ),
+        fact_plan.statement(1, new, _NEW, values.valid_at, values.invalid_at, now, artifact_id=artifact_id),
+    ]  # fmt: skip
+    conflicts = [] if new == old else _replacement_judgements(seen, old, new, stored.id, now)
+    embedding = vectors.edge if vectors.edge is not None else stored.embedding
+    plan = fact_plan.plan_change(
+        seen, statements, conflicts, {_NEW: NewFact(values.description, embedding, artifact_id)}, now
     )
-    end = graph_writes.EdgeEnd(
-        edge_id=stored.id,
-        invalid_at=superseded_invalid_at(stored.invalid_at, plan.valid_at, now),
-        supersede=True,
-        superseded_by=new.id,
-    )
-    [ended] = graph_writes.end_edges(conn, stored.dataset_id, [end], now)
-    _link(conn, artifact_id, new.id, stored.source_id, target_id)
-    edge = correction_rows.stored_edge(conn, stored.dataset_id, new.id)
-    return Corrected(edge=replace(edge, created=True), superseded=ended, artifact_id=artifact_id)
+    edge_ids = fact_plan.apply_plan(conn, stored.dataset_id, plan)
+    edge = _stated_edge(plan, plan.row_of(statements[1].key), stored, values.target_name, target_id, edge_ids)
+    _link(conn, artifact_id, edge.id, stored.source_id, target_id)
+    return Corrected(edge=edge, superseded=_ended(plan, stored.id), artifact_id=artifact_id)
+
+
+def _replacement_judgements(seen, old: Fact, new: Fact, old_id: int, now: datetime) -> list:
+    """The new fact contradicts the one it replaces, and every fact that one contradicts."""
+    judged = [fact_plan.judgement((new, old), (_NEW, old_id), now)]
+    engine = fact_plan.engine_history(seen)
+    relation = contradicting(engine.conflicts)
+    for facts, contradicts in relation.items():
+        if contradicts and old in facts:
+            (other,) = facts - {old} or {old}
+            if other != new:
+                row = next(key for key, r in engine.rows.items() if r.fact == other)
+                judged.append(fact_plan.judgement((new, other), (_NEW, row), now))
+    return judged
 
 
 def _end(memory: Memory, correction: Correction) -> Corrected:
-    """Only `invalid_at`: the fact ends then, not superseded; no model call."""
-    with memory.database.transaction(correction.user_id) as uow:
+    """Only `invalid_at`: a statement of the same fact said now, ending then (it closes the stored
+    one, not superseded); no model call."""
+    with memory.database.transaction(correction.user_id, pipeline=True) as uow:
         forget_rows.lock_dataset_of_edge(uow.conn, correction.user_id, correction.edge_id)
         stored = _live_edge(correction_rows.edge_to_correct(uow.conn, correction.user_id, correction.edge_id))
         _check_period(stored.valid_at, correction.invalid_at)
         if correction.invalid_at == stored.invalid_at:
             raise BadRequest("the correction changes nothing: the fact already ends then")
-        artifact_id = _insert_artifact(uow.conn, stored, correction, memory.clock())
-        [ended] = graph_writes.end_edges(
-            uow.conn,
-            stored.dataset_id,
-            [graph_writes.EdgeEnd(edge_id=stored.id, invalid_at=correction.invalid_at, supersede=False)],
-            memory.clock(),
+        now = memory.clock()
+        artifact = _send_artifact(uow.conn, stored, correction_record(stored, correction), now)
+        fact: Fact = (stored.source_id, stored.target_id, stored.relation)
+        history = history_rows.send_history(uow.conn, stored.dataset_id, [fact], [stored.id])
+        artifact_id = _artifact_id(artifact)
+        seen = history_rows.read_history(history.fetchone())
+        closer = fact_plan.statement(
+            0, fact, stored.id, stored.valid_at, correction.invalid_at, now, artifact_id=artifact_id
         )
-        _link(uow.conn, artifact_id, stored.id, stored.source_id, stored.target_id)
-        edge = correction_rows.stored_edge(uow.conn, stored.dataset_id, ended.id)
+        plan = fact_plan.plan_change(seen, [closer], [], {}, now)
+        edge_ids = fact_plan.apply_plan(uow.conn, stored.dataset_id, plan)
+        row = plan.row_of(closer.key)
+        edge = _stated_edge(plan, row, stored, stored.target, stored.target_id, edge_ids)
+        _link(uow.conn, artifact_id, edge.id, stored.source_id, stored.target_id)
     return Corrected(edge=edge, superseded=None, artifact_id=artifact_id)
+
+
+def restore(memory: Memory, request: Restore) -> Restored:
+    """Make a superseded fact hold again over the period its statements gave (no model call)."""
+    with memory.database.transaction(request.user_id, pipeline=True) as uow:
+        forget_rows.lock_dataset_of_edge(uow.conn, request.user_id, request.edge_id)
+        stored = correction_rows.edge_to_correct(uow.conn, request.user_id, request.edge_id)
+        if stored is None:
+            raise NotFound("edge not found")
+        if stored.expired_at is None:
+            raise Conflict(f"edge {stored.id} is not superseded: only a superseded fact can be restored")
+        now = memory.clock()
+        fact: Fact = (stored.source_id, stored.target_id, stored.relation)
+        artifact = _send_artifact(uow.conn, stored, restore_record(stored, request), now)
+        history = history_rows.send_history(uow.conn, stored.dataset_id, [fact], [stored.id])
+        artifact_id = _artifact_id(artifact)
+        seen = history_rows.read_history(history.fetchone())
+        superseder = next((e for e in seen.edges if e.id == stored.superseded_by), None)
+        valid_at, invalid_at = _stated_period(seen, stored)
+        statement = fact_plan.statement(
+            0, fact, stored.id, valid_at, invalid_at, now, artifact_id=artifact_id
+        )
+        conflicts = []
+        if request.superseder == "keep" and superseder is not None:
+            conflicts.append(
+                fact_plan.judgement(
+                    (fact, fact_plan.fact_of(superseder)), (stored.id, superseder.id), now, contradicts=False
+                )
+            )
+        plan = fact_plan.plan_change(seen, [statement], conflicts, {}, now)
+        edge_ids = fact_plan.apply_plan(uow.conn, stored.dataset_id, plan)
+        edge = _stated_edge(
+            plan, plan.row_of(statement.key), stored, stored.target, stored.target_id, edge_ids
+        )
+        _link(uow.conn, artifact_id, edge.id, stored.source_id, stored.target_id)
+        after = None
+        if superseder is not None:
+            names = {superseder.source_id: superseder.source, superseder.target_id: superseder.target}
+            after = plan.stored_edge(superseder.id, names, {}, edge_ids, superseder.created_at)
+    return Restored(edge=edge, superseder=after, artifact_id=artifact_id)
+
+
+def _stated_period(
+    seen: history_rows.History, stored: EdgeToCorrect
+) -> tuple[datetime | None, datetime | None]:
+    """The period the edge's statements gave: from the earliest start they gave to the latest end
+    (open when one of them gave none); the edge's own when it has none."""
+    said = [s for s in seen.statements if s.edge_id == stored.id and s.kind == "said"]
+    starts = [s.valid_at for s in said if s.valid_at is not None]
+    if not said:
+        return stored.valid_at, None
+    ends = [s.invalid_at for s in said]
+    invalid_at = (
+        None if starts and any(end is None for end in ends) else max((e for e in ends if e), default=None)
+    )
+    return (min(starts) if starts else None), invalid_at
+
+
+def _ended(plan: FactPlan, edge_id: int) -> EndedEdge | None:
+    row = plan.settled.history.rows.get(edge_id)
+    if row is None or edge_id not in plan.settled.newly_superseded or row.invalid_at is None:
+        return None
+    return EndedEdge(edge_id, row.invalid_at, row.expired_at)
+
+
+def _stated_edge(
+    plan: FactPlan, row, stored: EdgeToCorrect, target_name: str, target_id: int, edge_ids: list[int]
+) -> StoredEdge:
+    names: Mapping = {
+        stored.source_id: stored.source,
+        stored.target_id: stored.target,
+        target_id: target_name,
+    }
+    for edge in plan.seen.edges:
+        names = {**names, edge.source_id: edge.source, edge.target_id: edge.target}
+    created_at = next((e.created_at for e in plan.seen.edges if e.id == row), plan.now)
+    return plan.stored_edge(row, names, {}, edge_ids, created_at)
 
 
 def _live_edge(stored: EdgeToCorrect | None) -> EdgeToCorrect:
@@ -186,24 +313,35 @@ def _live_edge(stored: EdgeToCorrect | None) -> EdgeToCorrect:
     if stored.expired_at is not None:
         raise Conflict(
             f"edge {stored.id} was superseded at {rfc3339(stored.expired_at)}: only a live fact can be "
-            "corrected (correct the fact that superseded it)"
+            "corrected (correct the fact that superseded it, or restore this one)"
         )
     return stored
 
 
-def _plan(conn, stored: EdgeToCorrect, correction: Correction, name_max_chars: int) -> _Plan:
+def _values(conn, stored: EdgeToCorrect, correction: Correction, name_max_chars: int) -> _Values:
     target, target_name = _target(conn, stored, correction.target, name_max_chars)
-    plan = _Plan(
+    relation = relation_name(correction.relation) if correction.relation is not None else stored.relation
+    ends_changed = target is None or target.id != stored.target_id or relation != stored.relation
+    description = correction.description
+    if description is None:
+        description = sentence(stored.source, relation, target_name) if ends_changed else stored.description
+    values = _Values(
         target=target,
         target_name=target_name,
-        description=correction.description if correction.description is not None else stored.description,
+        relation=relation,
+        description=description,
         valid_at=correction.valid_at if correction.valid_at is not None else stored.valid_at,
         invalid_at=correction.invalid_at if correction.invalid_at is not None else stored.invalid_at,
     )
-    _check_period(plan.valid_at, plan.invalid_at)
-    if not plan.changes(stored):
+    _check_period(values.valid_at, values.invalid_at)
+    if not values.changes(stored):
         raise BadRequest("the correction changes nothing: every value given is the fact's already")
-    return plan
+    return values
+
+
+def sentence(source: str, relation: str, target: str) -> str:
+    """A fact's sentence from its ends, without a model: 'Alice works at Initech.'"""
+    return f"{source} {relation.replace('_', ' ')} {target}."
 
 
 def _target(
@@ -238,36 +376,39 @@ class _Vectors:
     entity: list[float] | None = None  # the new target entity's, when it is new
 
 
-def _vectors(memory: Memory, call, stored: EdgeToCorrect, plan: _Plan, deadline: float | None) -> _Vectors:
+def _vectors(
+    memory: Memory, call, stored: EdgeToCorrect, values: _Values, deadline: float | None
+) -> _Vectors:
     """The vectors a correction needs, in one embeddings request: the new fact's when its
-    description or target changes, the new target entity's when it is new; none otherwise."""
+    description, target or relation changes, the new target entity's when it is new; none otherwise."""
     texts: list[str] = []
-    if plan.description != stored.description or plan.target_changed(stored):
-        texts.append(f"{stored.source} {stored.relation} {plan.target_name}: {plan.description}")
-    if plan.target is None:
-        texts.append(f"{plan.target_name} ({NEW_ENTITY_TYPE}): ")
+    if values.description != stored.description or values.ends_changed(stored):
+        texts.append(f"{stored.source} {values.relation} {values.target_name}: {values.description}")
+    if values.target is None:
+        texts.append(f"{values.target_name} ({NEW_ENTITY_TYPE}): ")
     if not texts:
         return _Vectors()
     vectors = memory.embedder.embed(call, texts, deadline=deadline)
-    return _Vectors(edge=vectors[0], entity=vectors[1] if plan.target is None else None)
+    edge = vectors[0] if values.description != stored.description or values.ends_changed(stored) else None
+    return _Vectors(edge=edge, entity=vectors[-1] if values.target is None else None)
 
 
-def _stored_target(conn, stored: EdgeToCorrect, plan: _Plan, vector: list[float] | None) -> int:
+def _stored_target(conn, stored: EdgeToCorrect, values: _Values, vector: list[float] | None) -> int:
     """The new fact's target id: the stored target, another entity planned (still there: a forget
     may have run between the plan and the dataset's lock), or the new entity, created."""
-    if plan.target is not None:
-        changed = plan.target.id != stored.target_id
-        if changed and correction_rows.entity_by_id(conn, stored.dataset_id, plan.target.id) is None:
-            raise Conflict(f"entity {plan.target.id} was forgotten meanwhile: correct the fact again")
-        return plan.target.id
+    if values.target is not None:
+        changed = values.target.id != stored.target_id
+        if changed and correction_rows.entity_by_id(conn, stored.dataset_id, values.target.id) is None:
+            raise Conflict(f"entity {values.target.id} was forgotten meanwhile: correct the fact again")
+        return values.target.id
     [entity] = graph_writes.upsert_entities(
         conn,
         stored.dataset_id,
         [
             graph_writes.EntityRow(
                 matched_id=None,
-                name=plan.target_name,
-                normalized_name=normalized_name(plan.target_name),
+                name=values.target_name,
+                normalized_name=normalized_name(values.target_name),
                 type=NEW_ENTITY_TYPE,
                 description="",
                 embedding=vector,
@@ -277,18 +418,34 @@ def _stored_target(conn, stored: EdgeToCorrect, plan: _Plan, vector: list[float]
     return entity.id
 
 
-def _insert_artifact(conn, stored: EdgeToCorrect, correction: Correction, now: datetime) -> int:
-    cursor = graph_writes.send_insert_artifacts(
+def _send_artifact(conn, stored: EdgeToCorrect, record: str, now: datetime):
+    """The correction's artifact, its id read later (`_artifact_id`)."""
+    return graph_writes.send_insert_artifacts(
         conn,
         stored.dataset_id,
-        text=correction_record(stored, correction),
+        text=record,
         session_id=None,
         reference_time=now,
         chunks=[],
         kind=ARTIFACT_KIND,
     )
+
+
+def _artifact_id(cursor) -> int:
     artifact_id, _chunks, _created_at = graph_writes.read_artifacts(cursor)
     return artifact_id
+
+
+def _previous(stored: EdgeToCorrect) -> dict:
+    return {
+        "source": stored.source,
+        "relation": stored.relation,
+        "target": stored.target,
+        "target_id": stored.target_id,
+        "description": stored.description,
+        "valid_at": rfc3339(stored.valid_at),
+        "invalid_at": rfc3339(stored.invalid_at),
+    }
 
 
 def correction_record(stored: EdgeToCorrect, correction: Correction) -> str:
@@ -296,6 +453,7 @@ def correction_record(stored: EdgeToCorrect, correction: Correction) -> str:
     changes = {
         "description": correction.description,
         "target": correction.target,
+        "relation": correction.relation,
         "valid_at": rfc3339(correction.valid_at),
         "invalid_at": rfc3339(correction.invalid_at),
     }
@@ -304,16 +462,26 @@ def correction_record(stored: EdgeToCorrect, correction: Correction) -> str:
             "requested_by": correction.user_id,
             "reason": correction.reason,
             "edge_id": stored.id,
-            "previous": {
-                "source": stored.source,
-                "relation": stored.relation,
-                "target": stored.target,
-                "target_id": stored.target_id,
-                "description": stored.description,
-                "valid_at": rfc3339(stored.valid_at),
-                "invalid_at": rfc3339(stored.invalid_at),
-            },
+            "previous": _previous(stored),
             "changes": {name: value for name, value in changes.items() if value is not None},
+        },
+        ensure_ascii=False,
+    )
+
+
+def restore_record(stored: EdgeToCorrect, request: Restore) -> str:
+    """The restore's artifact text: who asked, why, which fact, what had superseded it and when."""
+    return json.dumps(
+        {
+            "requested_by": request.user_id,
+            "reason": request.reason,
+            "edge_id": stored.id,
+            "restore": {
+                "superseder": request.superseder,
+                "superseded_by": stored.superseded_by,
+                "expired_at": rfc3339(stored.expired_at),
+            },
+            "previous": _previous(stored),
         },
         ensure_ascii=False,
     )

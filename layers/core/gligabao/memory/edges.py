@@ -41,6 +41,21 @@ class LinkedEdge:
 
 
 @dataclass(frozen=True)
+class EdgeStatement:
+    """What one text (or a correction, a restore) said of the fact, and how far that holds now."""
+
+    id: int
+    artifact_id: int | None
+    kind: str  # 'said', or 'correction': a correction replaced the fact over that period
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    said_at: datetime
+    ends_at: datetime | None  # how far it holds (None: open, or nowhere when its start is unknown)
+    cut: bool  # a contradicting fact's start ended it
+    cut_by: int | None  # that fact's edge (None once forgotten)
+
+
+@dataclass(frozen=True)
 class EdgeDetails:
     dataset: str
     edge: RecordedEdge
@@ -48,6 +63,7 @@ class EdgeDetails:
     sessions: list[str]
     superseded_by: LinkedEdge | None
     supersedes: list[LinkedEdge]
+    statements: list[EdgeStatement] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -64,9 +80,10 @@ def read_edge(memory: Memory, user_id: str, edge_id: int) -> EdgeDetails:
     if row is None:
         raise NotFound(f"edge {edge_id} not found")
     artifacts, sessions = row.pop("artifacts"), row.pop("sessions")
-    superseded_by, supersedes, dataset = (
+    superseded_by, supersedes, statements, dataset = (
         row.pop("superseded_by_edge"),
         row.pop("supersedes"),
+        row.pop("statements"),
         row.pop("dataset"),
     )
     row.pop("dataset_id")
@@ -77,6 +94,7 @@ def read_edge(memory: Memory, user_id: str, edge_id: int) -> EdgeDetails:
         sessions=list(sessions),
         superseded_by=records_of(LinkedEdge, [superseded_by])[0] if superseded_by else None,
         supersedes=records_of(LinkedEdge, supersedes),
+        statements=records_of(EdgeStatement, statements),
     )
 
 

@@ -1,34 +1,42 @@
-"""Step 6 of remember: which facts of the text are restatements, duplicates or contradictions.
+"""Step 6 of remember: which facts of the text restate, repeat or contradict stored ones, and the
+plan of what the text's facts change (memory/history.py's rule).
 
-- A fact with the same source, target and relation as a live edge restates it: no LLM.
+- A fact whose source, relation and target are a stored fact's restates it (no LLM), whatever that
+  fact's state: it adds to that fact's history, and the judgements stored about that fact (which
+  facts contradict it) apply to it.
 - The other (new) facts are compared by the `resolve` stage, in one call per text, with the
-  candidates: the live edges around their entities and the live edges whose vector has a cosine
-  of at least `fact_candidate_similarity` with one of them, at most `max_fact_candidates`. No
-  candidate, no call.
-- A duplicate is a restatement. A contradicted edge is superseded (expired now, invalid from
-  the new fact's valid_at unless it had an end). A restatement carrying an invalid_at the stored
-  edge lacks closes the stored edge (invalid_at only: ended, not superseded).
+  candidates: the live edges around their entities, the edges of their source's relation (live or
+  not: a fact said before a stored one may contradict a superseded one) and the live edges whose
+  vector has a cosine of at least `fact_candidate_similarity` with one of them, at most
+  `max_fact_candidates`. No candidate, no call.
+- A duplicate joins the history of the fact it repeats. A contradiction is a judgement about two
+  facts, stored, that the rule applies in both directions: the one said later holds where their
+  periods overlap.
 
-The LLM is asked before the store's transaction (no lock is held during a model call); the store
-re-checks everything under the dataset's lock, so a decision about an edge that changed in the
-meantime is dropped rather than applied to a stale row.
+The LLM is asked before the store's transaction (no lock is held during a model call). The store
+reads the history again under the dataset's lock and plans from it (`plan_facts`, pure): a
+decision about an edge gone in the meantime is dropped, and a fact that became a restatement is
+one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import psycopg
 
 from gligabao.ai.prompts.resolve import RESOLVE_MAX_TOKENS, FactLine, Resolution, resolve_prompt
 from gligabao.ai.stages import level_for
+from gligabao.db import fact_history as history_rows
 from gligabao.db import graph_writes
 from gligabao.limits import Limits
+from gligabao.memory import fact_plan
 from gligabao.memory.extraction import TextFact, TextGraph
-from gligabao.memory.temporal import is_restatement_period, superseded_invalid_at
-from gligabao.model import EndedEdge, StoredEdge, StoredEntity
+from gligabao.memory.fact_plan import EntityKey, Fact, FactPlan, NewEntity, NewFact
+from gligabao.memory.history import NewRow, RowKey
+from gligabao.model import EndedEdge, StoredEdge
 from gligabao.observability.inferences import CallContext
 
 
@@ -59,12 +67,12 @@ def find_candidates(
     *,
     restated_too: bool = False,
 ) -> Callable[[], Candidates]:
-    """The facts the resolve stage must judge and the live edges to judge them against (reads
-    only). Two round trips: the known entities with the live edges the facts restate, then the
+    """The facts the resolve stage must judge and the edges to judge them against (reads only).
+    Two round trips: the known entities with the edges of the facts the text restates, then the
     candidates, whose statement is only sent: the returned function reads them, after the
     transaction's end in pipeline mode (so that they share the round trip of its COMMIT).
     `restated_too`: every fact is judged, restatement or not, against every candidate (a window
-    of texts: what restates a live edge now may not when its text's turn comes)."""
+    of texts: what is a new fact now may be a restatement when its text's turn comes)."""
     position = {}
     for index, entity in enumerate(graph.entities):
         position.setdefault(entity.normalized_name, index)
@@ -72,7 +80,7 @@ def find_candidates(
         (position[f.source.normalized_name], position[f.target.normalized_name], f.relation)
         for f in graph.facts
     ]
-    matches, live = graph_writes.known_entities_and_live_edges(
+    matches, stored = graph_writes.known_entities_and_fact_edges(
         conn,
         dataset_id,
         [e.normalized_name for e in graph.entities],
@@ -86,12 +94,17 @@ def find_candidates(
     known = {
         entity.normalized_name: match for entity, match in zip(graph.entities, matches, strict=True) if match
     }
-    triples = {
-        index: (known[f.source.normalized_name], known[f.target.normalized_name], f.relation)
-        for index, f in enumerate(graph.facts)
-        if f.source.normalized_name in known and f.target.normalized_name in known
-    }
-    restated = {} if restated_too else _restatements(graph.facts, triples, live)
+    stored_facts = {(e.source_id, e.target_id, e.relation) for e in stored}
+    restated = (
+        set()
+        if restated_too
+        else {
+            index
+            for index, f in enumerate(graph.facts)
+            if (known.get(f.source.normalized_name), known.get(f.target.normalized_name), f.relation)
+            in stored_facts
+        }
+    )
     new_facts = [index for index in range(len(graph.facts)) if index not in restated]
     if not new_facts:
         return lambda: Candidates([], [])
@@ -101,6 +114,21 @@ def find_candidates(
         for name in (graph.facts[i].source.normalized_name, graph.facts[i].target.normalized_name)
         if name in known
     }
+    slots = sorted(
+        {
+            (known[graph.facts[i].source.normalized_name], graph.facts[i].relation)
+            for i in new_facts
+            if graph.facts[i].source.normalized_name in known
+        }
+    )
+    restated_ids = sorted(
+        {
+            e.id
+            for e in stored
+            for i in restated
+            if _fact_key(graph.facts[i], known) == (e.source_id, e.target_id, e.relation)
+        }
+    )
     edges = graph_writes.send_candidate_edges(
         conn,
         dataset_id,
@@ -110,9 +138,14 @@ def find_candidates(
         limit=limits.max_fact_candidates,
         per_entity=limits.fact_candidates_per_entity,
         exact_max=limits.exact_scan_max_rows,
-        exclude_ids=sorted({edge.id for edge in restated.values()}),
+        exclude_ids=restated_ids,
+        slots=slots,
     )
     return lambda: Candidates(new_facts, edges.fetchall())
+
+
+def _fact_key(fact: TextFact, known: Mapping[str, int]) -> tuple:
+    return (known.get(fact.source.normalized_name), known.get(fact.target.normalized_name), fact.relation)
 
 
 def judge(
@@ -175,226 +208,124 @@ def judgement_from(reply: Resolution, candidates: Candidates) -> Judgement:
 
 
 @dataclass
-class StatedEdge:
-    """An edge the text states: created now, or a stored one it restates."""
+class FactsPlan:
+    """What a text's facts change: the plan, and which of its edges each fact of the text is."""
 
-    edge: StoredEdge  # with its endpoints' names; `created` says whether this text created it
-    pieces: set[int]
+    plan: FactPlan
+    row_of_fact: list[RowKey]  # by index of the fact in the text's graph
+    stated: list[RowKey]  # the edges the text states, each once, in the order it states them
+    piece_artifacts_of: dict[RowKey, set[int]]  # each stated edge's artifacts (texts or chunks)
+
+    @property
+    def new_edges(self) -> int:
+        return len(self.plan.new_rows)
+
+    def superseded(self) -> list[EndedEdge]:
+        """The stored edges the text superseded (an edge it created superseded is one of its own)."""
+        settled = self.plan.settled.history.rows
+        return sorted(
+            (
+                EndedEdge(key, settled[key].invalid_at, settled[key].expired_at)
+                for key in self.plan.settled.newly_superseded
+                if isinstance(key, int) and settled[key].invalid_at is not None
+            ),
+            key=lambda e: e.id,
+        )
 
 
-@dataclass
-class FactsStored:
-    stated: list[StatedEdge]
-    superseded: list[EndedEdge]
-    edge_of_fact: list[int] = field(default_factory=list)  # the edge each fact of the text is, by index
+def entity_keys(graph: TextGraph, matches: Sequence[int | None]) -> dict[str, EntityKey]:
+    """Each entity of the text, by normalized name: the stored entity it is, else a new one."""
+    return {
+        entity.normalized_name: match if match is not None else NewEntity(entity.normalized_name)
+        for entity, match in zip(graph.entities, matches, strict=True)
+    }
 
 
-def store_facts(
-    conn: psycopg.Connection,
-    dataset_id: int,
+def plan_facts(
     graph: TextGraph,
-    entities: dict[str, StoredEntity],
+    keys: Mapping[str, EntityKey],
     fact_vectors: Sequence[Sequence[float]],
     judgement: Judgement,
-    piece_artifacts: Sequence[int],
+    seen: history_rows.History,
+    *,
+    said_at: datetime,
     now: datetime,
-    live: Sequence[StoredEdge] | None = None,
+    piece_artifacts: Sequence[int],
     model_id: str | None = None,
-) -> FactsStored:
-    """Insert the new edges (with `model_id`, the model that extracted them), link the restated
-    ones, close and supersede; under the dataset's lock.
-    `live`: the live edges of the facts' triples and of the judgement (`send_live_edges`), when
-    the caller read them already. The ends are written without reading them back: under the lock,
-    the live edges read stay live until the transaction ends."""
-    groups = _group_by_triple(graph.facts, entities)
-    triples = list(groups)
-    if live is None:
-        live = graph_writes.live_edges(conn, dataset_id, triples, sorted(judgement.edge_ids()))
-    live_by_id = {edge.id: edge for edge in live}
+) -> FactsPlan:
+    """The plan of the text's facts against their history (read under the dataset's lock): pure.
 
-    restated: dict[tuple, StoredEdge] = {}
-    for triple, members in groups.items():
-        edge = _same_triple_edge(live, triple, graph.facts[members[0]].valid_at) or _duplicate_edge(
-            members, judgement, live_by_id
-        )
-        if edge is not None:
-            restated[triple] = edge
-
-    new_triples = [t for t in triples if t not in restated]
-    inserted = _insert_new_edges(
-        conn, dataset_id, graph, groups, new_triples, fact_vectors, piece_artifacts, model_id
-    )
-    stated_edge_ids = {triple: edge.id for triple, edge in (*restated.items(), *inserted.items())}
-    ends = _edge_ends(graph, groups, restated, stated_edge_ids, judgement, live_by_id, now)
-    if ends:
-        graph_writes.send_end_edges(conn, dataset_id, ends, now)
-    ended = {
-        end.edge_id: EndedEdge(end.edge_id, end.invalid_at, now if end.supersede else None)
-        for end in ends
-        if end.edge_id in live_by_id
-    }
-
-    names = {stored.id: stored.name for stored in entities.values()}
-    stated = []
-    for triple in triples:  # in the order the text states them
-        pieces = _pieces(graph, groups[triple])
-        if triple in restated:
-            edge = restated[triple]
-            if edge.id in ended:
-                edge = replace(edge, invalid_at=ended[edge.id].invalid_at)
-            stated.append(StatedEdge(replace(edge, created=False), pieces))
-        else:
-            edge = replace(inserted[triple], source=names[triple[0]], target=names[triple[1]], created=True)
-            stated.append(StatedEdge(edge, pieces))
-    superseded = sorted((edge for edge in ended.values() if edge.expired_at is not None), key=lambda e: e.id)
-    triple_of = {index: triple for triple, members in groups.items() for index in members}
-    edge_of_fact = [stated_edge_ids[triple_of[index]] for index in range(len(graph.facts))]
-    return FactsStored(_merge_restated_twice(stated), superseded, edge_of_fact)
-
-
-def _insert_new_edges(
-    conn: psycopg.Connection,
-    dataset_id: int,
-    graph: TextGraph,
-    groups: dict[tuple, list[int]],
-    new_triples: list[tuple],
-    fact_vectors: Sequence[Sequence[float]],
-    piece_artifacts: Sequence[int],
-    model_id: str | None,
-) -> dict[tuple, StoredEdge]:
-    """Insert the facts that restate nothing; triple -> the edge stored."""
-    if not new_triples:
-        return {}
-    rows = []
-    for triple in new_triples:
-        fact = graph.facts[groups[triple][0]]
-        first_piece = min(_pieces(graph, groups[triple]))
-        rows.append(
-            graph_writes.EdgeRow(
-                *triple,
-                fact.description,
-                piece_artifacts[first_piece],
-                fact.valid_at,
-                fact.invalid_at,
-                fact_vectors[groups[triple][0]],
-            )
-        )
-    return dict(zip(new_triples, graph_writes.insert_edges(conn, dataset_id, rows, model_id), strict=True))
-
-
-def send_live_edges(
-    conn: psycopg.Connection,
-    dataset_id: int,
-    graph: TextGraph,
-    known: dict[str, int],
-    judgement: Judgement,
-) -> psycopg.Cursor[StoredEdge]:
-    """The statement of the live edges `store_facts` needs, sent before the entities are stored:
-    only facts between known entities (`known`: normalized name -> id) can restate a live edge."""
-    triples = {
-        (known[f.source.normalized_name], known[f.target.normalized_name], f.relation)
-        for f in graph.facts
-        if f.source.normalized_name in known and f.target.normalized_name in known
-    }
-    return graph_writes.send_live_edges(conn, dataset_id, sorted(triples), sorted(judgement.edge_ids()))
-
-
-def _group_by_triple(facts: Sequence[TextFact], entities: dict[str, StoredEntity]) -> dict[tuple, list[int]]:
-    """Fact indexes by (source_id, target_id, relation): two names of one entity state one fact."""
-    groups: dict[tuple, list[int]] = {}
-    for index, fact in enumerate(facts):
-        triple = (
-            entities[fact.source.normalized_name].id,
-            entities[fact.target.normalized_name].id,
-            fact.relation,
-        )
+    The facts on one (source, relation, target) are one fact of the text (two names of one entity
+    state one fact), stated once for each period they give and each piece (the text, or each chunk)
+    that says it. A fact of a stored fact restates it; else a duplicate the resolve stage found joins
+    the fact it repeats; else it is a new fact, and the contradictions found are judgements about it."""
+    stored_facts = {fact_plan.fact_of(e) for e in seen.edges}
+    seen_edges = {e.id: e for e in seen.edges}
+    groups: dict[Fact, list[int]] = {}
+    for index, fact in enumerate(graph.facts):
+        triple = (keys[fact.source.normalized_name], keys[fact.target.normalized_name], fact.relation)
         groups.setdefault(triple, []).append(index)
-    return groups
-
-
-def _restatements(
-    facts: Sequence[TextFact], triples: dict[int, tuple], live: Sequence[StoredEdge]
-) -> dict[int, StoredEdge]:
-    found = {}
-    for index, triple in triples.items():
-        edge = _same_triple_edge(live, triple, facts[index].valid_at)
-        if edge is not None:
-            found[index] = edge
-    return found
-
-
-def _same_triple_edge(
-    live: Sequence[StoredEdge], triple: tuple, valid_at: datetime | None
-) -> StoredEdge | None:
-    """The oldest live edge with this (source_id, target_id, relation) that the fact restates."""
-    return next(
-        (
-            edge
-            for edge in live
-            if (edge.source_id, edge.target_id, edge.relation) == triple
-            and is_restatement_period(edge.invalid_at, valid_at)
-        ),
-        None,
-    )
-
-
-def _duplicate_edge(
-    members: Sequence[int], judgement: Judgement, live_by_id: dict[int, StoredEdge]
-) -> StoredEdge | None:
-    for index in members:
-        edge = live_by_id.get(judgement.duplicate_of.get(index))
-        if edge is not None:
-            return edge
-    return None
-
-
-def _edge_ends(
-    graph: TextGraph,
-    groups: dict[tuple, list[int]],
-    restated: dict[tuple, StoredEdge],
-    stated_edge_ids: dict[tuple, int],
-    judgement: Judgement,
-    live_by_id: dict[int, StoredEdge],
-    now: datetime,
-) -> list[graph_writes.EdgeEnd]:
-    ends: dict[int, graph_writes.EdgeEnd] = {}
-    # A restatement that says the fact ended closes the stored edge.
-    for triple, edge in restated.items():
-        invalid_at = min(
-            (graph.facts[i].invalid_at for i in groups[triple] if graph.facts[i].invalid_at), default=None
+    statements, conflicts, new_facts = [], [], {}
+    first_statement: dict[int, int] = {}
+    for number, (triple, members) in enumerate(groups.items()):
+        row = NewRow(number + 1)
+        fact = _fact_of_group(triple, members, judgement, stored_facts, seen_edges)
+        head = graph.facts[members[0]]
+        pieces = sorted({piece for i in members for piece in graph.facts[i].pieces})
+        new_facts[row] = NewFact(
+            head.description, fact_vectors[members[0]], piece_artifacts[pieces[0]], model_id
         )
-        if invalid_at is not None and edge.invalid_at is None:
-            ends[edge.id] = graph_writes.EdgeEnd(edge.id, invalid_at, supersede=False)
-    # A contradicted edge is superseded, unless this text states it too.
-    # The superseder is the edge of the contradicting fact (the earliest, when several contradict it).
-    stated_ids = {edge.id for edge in restated.values()}
-    triple_of = {index: triple for triple, members in groups.items() for index in members}
-    for index, edge_ids in judgement.contradicts.items():
-        for edge_id in sorted(edge_ids):
-            edge = live_by_id.get(edge_id)
-            if edge is None or edge_id in stated_ids:
-                continue
-            invalid_at = superseded_invalid_at(edge.invalid_at, graph.facts[index].valid_at, now)
-            superseded_by = stated_edge_ids[triple_of[index]]
-            previous = ends.get(edge_id)
-            if previous is not None and previous.supersede and previous.invalid_at <= invalid_at:
-                invalid_at, superseded_by = previous.invalid_at, previous.superseded_by
-            ends[edge_id] = graph_writes.EdgeEnd(
-                edge_id, invalid_at, supersede=True, superseded_by=superseded_by
-            )
-    return [ends[edge_id] for edge_id in sorted(ends)]
+        periods = dict.fromkeys((graph.facts[i].valid_at, graph.facts[i].invalid_at) for i in members)
+        first_statement[number] = len(statements)
+        for valid_at, invalid_at in periods:
+            for piece in pieces:
+                statements.append(
+                    fact_plan.statement(
+                        len(statements),
+                        fact,
+                        row,
+                        valid_at,
+                        invalid_at,
+                        said_at,
+                        artifact_id=piece_artifacts[piece],
+                    )
+                )
+        if triple in stored_facts:
+            continue  # a restatement: the stored judgements about its fact are what counts
+        contradicted = {j for i in members for j in judgement.contradicts.get(i, ())}
+        for edge_id in sorted(contradicted):
+            edge = seen_edges.get(edge_id)
+            if edge is not None and fact_plan.fact_of(edge) != fact:
+                conflicts.append(
+                    fact_plan.judgement((fact, fact_plan.fact_of(edge)), (row, edge_id), said_at)
+                )
+    plan = fact_plan.plan_change(seen, statements, conflicts, new_facts, now)
+    row_of_group = [plan.row_of(statements[first_statement[n]].key) for n in range(len(groups))]
+    row_of_fact = [0] * len(graph.facts)
+    for number, members in enumerate(groups.values()):
+        for index in members:
+            row_of_fact[index] = row_of_group[number]
+    pieces_of: dict[RowKey, set[int]] = {}
+    for number, members in enumerate(groups.values()):
+        pieces_of.setdefault(row_of_group[number], set()).update(
+            piece_artifacts[p] for i in members for p in graph.facts[i].pieces
+        )
+    return FactsPlan(plan, row_of_fact, list(dict.fromkeys(row_of_group)), pieces_of)
 
 
-def _pieces(graph: TextGraph, members: Sequence[int]) -> set[int]:
-    return set().union(*(graph.facts[i].pieces for i in members))
-
-
-def _merge_restated_twice(stated: list[StatedEdge]) -> list[StatedEdge]:
-    """One entry per edge, when two facts of the text restate the same stored edge."""
-    merged: dict[int, StatedEdge] = {}
-    for stated_edge in stated:
-        if stated_edge.edge.id in merged:
-            merged[stated_edge.edge.id].pieces |= stated_edge.pieces
-        else:
-            merged[stated_edge.edge.id] = stated_edge
-    return list(merged.values())
+def _fact_of_group(
+    triple: Fact,
+    members: Sequence[int],
+    judgement: Judgement,
+    stored_facts: set[Fact],
+    seen_edges: Mapping[int, history_rows.HistoryEdge],
+) -> Fact:
+    """The fact a group of the text's facts states: its own when stored (a restatement), else the
+    fact of the stored edge the resolve stage found it repeats, else its own (new)."""
+    if triple in stored_facts:
+        return triple
+    for index in members:
+        duplicate = seen_edges.get(judgement.duplicate_of.get(index))
+        if duplicate is not None:
+            return fact_plan.fact_of(duplicate)
+    return triple

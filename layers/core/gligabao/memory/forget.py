@@ -9,8 +9,10 @@ held, so that no search can return it again (vectors are columns of the rows the
 - An edge: the edge alone.
 
 After each, an entity the forget touched stays only while an artifact mentions it or an edge
-touches it. Links (provenance, sessions) go with their rows. A fact the forgotten text
-superseded stays superseded: forget deletes, it never revives.
+touches it. Links (provenance, sessions) go with their rows, and what the forgotten text said of a
+fact that stays goes too: the fact's period is derived again from what the other texts said
+(memory/history.py). A fact the forgotten text superseded or ended stays so: forget deletes, it
+never revives.
 
 An id the user does not own is NotFound, the same answer as an id that does not exist.
 """
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gligabao.db import fact_history as history_rows
 from gligabao.db import forget as forget_rows
 from gligabao.errors import Conflict, NotFound
+from gligabao.memory import fact_plan
 from gligabao.memory.ports import Memory
 
 
@@ -45,9 +49,18 @@ def forget_artifact(memory: Memory, user_id: str, artifact_id: int) -> Forgotten
                 f"artifact {artifact_id} is chunk {owner.chunk_index} of artifact {owner.parent_id}: "
                 f"forget artifact {owner.parent_id}"
             )
-        return _forgotten(
-            forget_rows.delete_artifact(uow.conn, owner.dataset_id, artifact_id), "artifact", artifact_id
-        )
+        deleted = forget_rows.delete_artifact(uow.conn, owner.dataset_id, artifact_id)
+        if deleted.kept_edges:
+            _rederive(uow.conn, owner.dataset_id, deleted.kept_edges, memory.clock())
+        return _forgotten(deleted, "artifact", artifact_id)
+
+
+def _rederive(conn, dataset_id: int, edge_ids: list[int], now) -> None:
+    """The facts of the edges that lost the forgotten text's statements, derived again from the
+    statements left (the cuts those made stay: no new statement, no new judgement)."""
+    seen = history_rows.read_history(history_rows.send_history(conn, dataset_id, [], edge_ids).fetchone())
+    facts = sorted({fact_plan.fact_of(e) for e in seen.edges if e.id in set(edge_ids)})
+    fact_plan.apply_plan(conn, dataset_id, fact_plan.plan_change(seen, [], [], {}, now, rederive=facts))
 
 
 def forget_entity(memory: Memory, user_id: str, entity_id: int) -> Forgotten:

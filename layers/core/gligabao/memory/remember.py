@@ -13,15 +13,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from gligabao.ai.prompts.extract import Extraction
+from gligabao.db import fact_history, graph_writes
 from gligabao.db import geo as geo_rows
-from gligabao.db import graph_writes
 from gligabao.db import ontologies as ontology_rows
 from gligabao.db.connection import DatabaseUnavailable, UnitOfWork
 from gligabao.memory import fact_resolution
 from gligabao.memory.chunking import split_text
 from gligabao.memory.entity_resolution import send_stored_entities
 from gligabao.memory.extraction import TextGraph, extract, merge_extractions
-from gligabao.memory.fact_resolution import FactsStored, Judgement
+from gligabao.memory.fact_resolution import FactsPlan, Judgement
 from gligabao.memory.geo import locate_places
 from gligabao.memory.ontology import Ontology, OntologyCounts, conform, prompt_section
 from gligabao.memory.operation import Operation, operation
@@ -369,8 +369,8 @@ def write_graph(
             chunks, graph.summaries, vectors.chunks, vectors.summaries, strict=True
         )
     ]
-    # In pipeline mode (store): the artifacts travel with the match of the entities, the live
-    # edges with the entities' upsert; the ends, links and inferences with the COMMIT.
+    # In pipeline mode (store), three round trips: the artifacts with the read of what the plan
+    # decides from, the entities with the new edges' ids, the plan's writes with the COMMIT.
     if artifact_id is None:
         artifacts = graph_writes.send_insert_artifacts(
             conn,
@@ -388,12 +388,16 @@ def write_graph(
         artifacts = graph_writes.send_fill_pending_artifact(
             conn, dataset_id, artifact_id, reference_time=reference_time, chunks=chunk_rows
         )
-    matches = graph_writes.match_entities(
+    # The entities the names are and the history of the facts between them (and of those the
+    # resolve stage judged): read with the artifacts' round trip, planned without a database.
+    read = graph_writes.send_match_and_history(
         conn,
         dataset_id,
         [e.normalized_name for e in graph.entities],
         vectors.entities,
         memory.limits.entity_match_similarity,
+        _fact_ends(graph),
+        sorted(judgement.edge_ids()),
         memory.limits.entity_name_guard,
         exact_max=memory.limits.exact_scan_max_rows,
         walk=memory.limits.hnsw_candidates,
@@ -405,13 +409,29 @@ def write_graph(
         if filled is None:  # rolls the transaction back: nothing is stored twice
             raise AlreadyStored(f"artifact {artifact_id} is stored already")
         chunk_ids, created_at = filled
+    matches, seen = graph_writes.read_match_and_history(read, len(graph.entities))
     piece_artifacts = chunk_ids or [artifact_id]
+    keys = fact_resolution.entity_keys(graph, matches)
+    facts = fact_resolution.plan_facts(
+        graph,
+        keys,
+        vectors.facts,
+        judgement,
+        seen,
+        said_at=reference_time,
+        now=now,
+        piece_artifacts=piece_artifacts,
+        model_id=model_id,
+    )
+    # The entities stored and the ids of the new edges share a round trip; the rest travels with
+    # the COMMIT.
     read_entities = send_stored_entities(
         conn, dataset_id, graph.entities, vectors.entities, matches, model_id=model_id
     )
-    known = {e.normalized_name: match for e, match in zip(graph.entities, matches, strict=True) if match}
-    live = fact_resolution.send_live_edges(conn, dataset_id, graph, known, judgement) if graph.facts else None
+    new_ids = fact_history.send_new_edge_ids(conn, facts.new_edges) if facts.new_edges else None
     entities = read_entities()
+    edge_ids = [row["id"] for row in new_ids.fetchall()] if new_ids is not None else []
+    entity_ids = {keys[name]: entity.id for name, entity in entities.items()}
     if places:
         geo_rows.set_coordinates(
             conn,
@@ -419,40 +439,48 @@ def write_graph(
             [(entities[key].id, place.latitude, place.longitude) for key, place in places.items()],
         )
         op.counts["entities_located"] = len(places)
-    facts = fact_resolution.store_facts(
-        conn,
-        dataset_id,
-        graph,
-        entities,
-        vectors.facts,
-        judgement,
-        piece_artifacts,
-        now,
-        live=live.fetchall() if live is not None else [],
-        model_id=model_id,
-    )
-    _link(uow, request, graph, entities, facts, piece_artifacts)
+    fact_history.send_apply(conn, dataset_id, facts.plan.writes(entity_ids, edge_ids))
+    names = {
+        **{e.source_id: e.source for e in seen.edges},
+        **{e.target_id: e.target for e in seen.edges},
+        **{keys[name]: entity.name for name, entity in entities.items()},
+    }
+    stated = [facts.plan.stored_edge(row, names, entity_ids, edge_ids, created_at) for row in facts.stated]
+    edge_id_of = dict(zip(facts.stated, (edge.id for edge in stated), strict=True))
+    _link(uow, request, graph, entities, stated, facts, edge_id_of, piece_artifacts)
     mentioned = _distinct(
         [_located(entities[e.normalized_name], places, e.normalized_name) for e in graph.entities]
     )
+    superseded = facts.superseded()
     op.counts.update(
         entities_created=sum(e.created for e in mentioned),
-        edges_created=sum(stated.edge.created for stated in facts.stated),
-        edges_superseded=len(facts.superseded),
+        edges_created=sum(edge.created for edge in stated),
+        edges_superseded=len(superseded),
     )
     return Remembered(
         session_id=request.session_id,
         dataset=request.dataset,
         artifact_id=artifact_id,
         entities=mentioned,
-        edges=[stated.edge for stated in facts.stated],
-        superseded=facts.superseded,
+        edges=stated,
+        superseded=superseded,
         chunks=len(chunks),
         user_id=request.user_id,
         valid_at=reference_time,
         created_at=created_at,
-        fact_edge_ids=tuple(facts.edge_of_fact),
+        fact_edge_ids=tuple(edge_id_of[row] for row in facts.row_of_fact),
     )
+
+
+def _fact_ends(graph: TextGraph) -> list[tuple[int, int, str]]:
+    """Each fact as (source, target, relation), its ends as positions among the text's entities."""
+    position: dict[str, int] = {}
+    for index, entity in enumerate(graph.entities):
+        position.setdefault(entity.normalized_name, index)
+    return [
+        (position[f.source.normalized_name], position[f.target.normalized_name], f.relation)
+        for f in graph.facts
+    ]
 
 
 def _link(
@@ -460,7 +488,9 @@ def _link(
     request: TextToRemember,
     graph: TextGraph,
     entities: dict[str, StoredEntity],
-    facts: FactsStored,
+    stated: Sequence[StoredEdge],
+    facts: FactsPlan,
+    edge_id_of: Mapping[object, int],
     piece_artifacts: Sequence[int],
 ) -> None:
     """Provenance: every entity listed or named by an edge, every edge stated (never a contradicted
@@ -471,10 +501,14 @@ def _link(
         entity_artifacts=[
             (entities[e.normalized_name].id, piece_artifacts[p]) for e in graph.entities for p in e.pieces
         ],
-        edge_artifacts=[(s.edge.id, piece_artifacts[p]) for s in facts.stated for p in s.pieces],
+        edge_artifacts=[
+            (edge_id_of[row], artifact)
+            for row, artifacts in facts.piece_artifacts_of.items()
+            for artifact in artifacts
+        ],
         session_id=request.session_id,
         session_entities=entity_ids,
-        session_edges=[s.edge.id for s in facts.stated],
+        session_edges=[edge.id for edge in stated],
     )
 
 

@@ -2,7 +2,8 @@
 
 Two time axes per edge: `valid_at`/`invalid_at` say when the fact held in the world (what
 the text says, `valid_at` defaulting to the text's reference time); `created_at`/`expired_at`
-say when the graph learned it and when a contradicting fact superseded it.
+say when the graph learned it and when a contradicting fact superseded it. How the periods of
+facts that contradict are decided is memory/history.py's rule.
 """
 
 from __future__ import annotations
@@ -53,21 +54,3 @@ def fact_period(
     if invalid_at is not None and invalid_at <= reference_time:
         return None, invalid_at
     return reference_time, invalid_at
-
-
-def is_restatement_period(stored_invalid_at: datetime | None, new_valid_at: datetime | None) -> bool:
-    """Whether a new fact restates a stored one with the same source, target and relation.
-
-    A stored fact that had already ended when the new one began is another period of the
-    same relation (Alice rejoined Acme), not a restatement.
-    """
-    return stored_invalid_at is None or new_valid_at is None or stored_invalid_at > new_valid_at
-
-
-def superseded_invalid_at(
-    stored_invalid_at: datetime | None, new_valid_at: datetime | None, now: datetime
-) -> datetime:
-    """A contradicted fact stopped holding when the new one began (else now), unless it already had an end."""
-    if stored_invalid_at is not None:
-        return stored_invalid_at
-    return new_valid_at if new_valid_at is not None else now
