@@ -56,8 +56,9 @@ def test_erase_user_erases_this_client_s_user_and_only_theirs(memory, db, models
     memory.remember("Alice works at Acme.")
     memory.for_user("u2").remember("Bob lives in Paris.")
 
-    memory.erase_user()
-    memory.erase_user()  # again: no error
+    receipt = memory.erase_user()
+    assert receipt.rows["gb_datasets"] == 1 and receipt.rows["gb_edges"] == 1
+    assert memory.erase_user().rows == {}  # again: no error, nothing left
 
     assert memory.datasets().datasets == []
     assert db.execute("SELECT DISTINCT user_id FROM gb_datasets").fetchall() == [("u2",)]

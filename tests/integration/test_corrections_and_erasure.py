@@ -114,12 +114,17 @@ def test_an_erasure_in_another_user_s_transaction_deletes_nothing(memory, db):
     with memory.database.transaction("u2") as uow:  # row-level security: u2 sees none of u1's rows
         erased = erasure_rows.erase_user(uow.conn, "u1")
 
-    assert erased == erasure_rows.ErasedRows(datasets=0, inferences=0, idempotency_records=0, ontologies=0)
+    assert (erased.rows, erased.jobs_cancelled) == ({}, 0)
     assert {table: count_rows(db, table) for table in before} == before
 
-    assert erase_user(memory, "u1") == erasure_rows.ErasedRows(
-        datasets=1, inferences=3, idempotency_records=3, ontologies=3
-    )
+    receipt = erase_user(memory, "u1")
+    assert {table: receipt.rows[table] for table in before} == {
+        "gb_datasets": 1,
+        "gb_inferences": 3,
+        "gb_idempotency_records": 3,
+        "gb_ontologies": 3,
+    }
+    assert receipt.rows["gb_edges"] == 3 and receipt.rows["gb_edge_statements"] == 3
     assert count_rows(db, "gb_edges") == 0 and count_rows(db, "gb_entities") == 0
 
 

@@ -35,7 +35,7 @@ STATUSES = {
     ("/v1/gb/edges/{edge_id}", "delete"): {"200", "400", "404", "503"},
     ("/v1/gb/edges/{edge_id}", "patch"): {"200", "400", "404", "409", "502", "503"},
     ("/v1/gb/edges/{edge_id}/restore", "post"): {"200", "400", "404", "409", "503"},
-    ("/v1/gb/users/{user_id}", "delete"): {"204", "400", "503"},
+    ("/v1/gb/users/{user_id}", "delete"): {"200", "400", "503"},
     ("/v1/gb/edges/{edge_id}", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/edges", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/search", "post"): {"200", "400", "404", "413", "502", "503"},
@@ -88,7 +88,7 @@ def test_request_schemas_carry_the_validators_rules():
     remember, query = schemas["RememberRequest"]["properties"], schemas["QueryRequest"]["properties"]
 
     assert remember["user_id"]["maxLength"] == 256 and remember["user_id"]["pattern"].startswith("^[^")
-    assert remember["dataset"]["pattern"] == "^[A-Za-z0-9_.-]{1,64}$"
+    assert remember["dataset"]["pattern"] == r"^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,64}$"  # not . or ..
     assert remember["session_id"]["anyOf"][0]["maxLength"] == 128
     assert remember["text"]["anyOf"][0]["minLength"] == 1
     assert query["query"]["minLength"] == 1 and "pattern" in query["query"]
@@ -194,3 +194,27 @@ def test_a_method_the_path_is_not_served_with_is_a_405_listing_the_allowed_ones(
     assert status == 405
     assert headers["allow"] == allowed
     assert json.loads(raw) == {"error": f"method {method} not allowed on {path} (allowed: {allowed})"}
+
+
+def test_the_document_and_the_template_serve_the_same_routes():
+    """Every route the deployed API serves (template.yaml's HttpApi events) is in the OpenAPI
+    document, with each method the function answers, and every operation of the document is served."""
+    import re
+
+    from conftest import ROOT
+
+    from gligabao.local.template_routes import DEFAULT_ROUTE, routes_from_template
+
+    def shape(path: str) -> str:
+        return re.sub(r"\{[^}]+\}", "{}", path)
+
+    document = openapi_document(all_routers())
+    documented = {(shape(path), method.upper()) for path, ops in document["paths"].items() for method in ops}
+    documented_paths = {path for path, _ in documented}
+    served = [r for r in routes_from_template(ROOT / "template.yaml") if r.path != DEFAULT_ROUTE]
+    served_paths = {shape(r.path) for r in served}
+    openapi_path = "/v1/gb/openapi.json"  # served by every function, documented as the document itself
+    assert served_paths - {openapi_path} == documented_paths - {openapi_path}
+    for route in served:
+        if route.method != "ANY":
+            assert (shape(route.path), route.method) in documented, route

@@ -26,7 +26,7 @@ from gligabao.ai.prices import Price, cost_usd
 from gligabao.ai.replies import parsed_reply
 from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries, connection_failure, status_failure
 from gligabao.errors import GbError, ProviderError
-from gligabao.observability.inferences import CallContext, Inference
+from gligabao.observability.inferences import CallCancelled, CallContext, Inference
 
 STAGE_HEADER = "x-gligabao-stage"
 MAX_INPUTS_PER_REQUEST = 2048
@@ -116,6 +116,7 @@ class Embedder:
         try:
             reply = call_with_retries(
                 lambda timeout_s: self._send(batch, stage, timeout_s),
+                around_attempt=call.model_call,
                 policy=self.retry,
                 deadline=deadline,
                 failure_of=failure_of,
@@ -123,6 +124,8 @@ class Embedder:
                 secrets=(self._api_key,),
             ).value
             vectors = checked_vectors(reply, len(batch), self.dimensions)
+        except CallCancelled:  # not made: nothing to record
+            raise
         except Exception as error:
             call.record(self._inference(stage, reply, started, error=_short_error(error)))
             raise

@@ -20,7 +20,7 @@ from gligabao.ai.prices import Price, base_model, cost_usd
 from gligabao.ai.replies import parsed_reply, stage_reply
 from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries, connection_failure, status_failure
 from gligabao.errors import GbError, NotConfigured, ProviderError
-from gligabao.observability.inferences import CallContext, Inference
+from gligabao.observability.inferences import CallCancelled, CallContext, Inference
 
 if TYPE_CHECKING:
     import pydantic
@@ -119,6 +119,7 @@ class LLM:
             request = build_request(stage, system, content, reply_model, reasoning, model, max_tokens)
             message = call_with_retries(
                 lambda timeout_s: self._send(stage, request, timeout_s),
+                around_attempt=call.model_call,
                 policy=self.retry,
                 deadline=deadline,
                 failure_of=failure_of,
@@ -126,6 +127,8 @@ class LLM:
                 secrets=(self._api_key,),
             ).value
             reply = reply_from(message, reply_model, stage)
+        except CallCancelled:  # not made: nothing to record
+            raise
         except Exception as error:
             call.record(
                 _inference(stage, model, reasoning, message, started, self.prices, _short_error(error))

@@ -27,7 +27,7 @@ from gligabao.ai.prices import Price, cost_usd
 from gligabao.ai.replies import parsed_reply, stage_reply
 from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries
 from gligabao.errors import NotConfigured, ProviderError
-from gligabao.observability.inferences import CallContext, Inference
+from gligabao.observability.inferences import CallCancelled, CallContext, Inference
 
 TRUNCATED_FINISH_REASONS = ("length",)
 REFUSED_FINISH_REASONS = ("content_filter",)
@@ -149,14 +149,16 @@ class OpenAICompatibleLLM:
             if self._asks_schema(model):
                 try:
                     reply = self._call(
-                        stage, {**request, "response_format": response_format(reply_model)}, deadline
+                        call, stage, {**request, "response_format": response_format(reply_model)}, deadline
                     )
                 except StructuredOutputRefused:
                     with self._lock:
                         self._without_schema.add(model)
             if reply is None:
-                reply = self._call(stage, request, deadline)
+                reply = self._call(call, stage, request, deadline)
             result = reply_from(reply, reply_model, stage)
+        except CallCancelled:  # not made: nothing to record
+            raise
         except Exception as error:
             call.record(self._inference(stage, model, reasoning, reply, started, error=_short_error(error)))
             raise
@@ -169,9 +171,12 @@ class OpenAICompatibleLLM:
         with self._lock:
             return self.structured_output == "on" or model not in self._without_schema
 
-    def _call(self, stage: str, request: dict[str, Any], deadline: float | None) -> ChatReply:
+    def _call(
+        self, call: CallContext, stage: str, request: dict[str, Any], deadline: float | None
+    ) -> ChatReply:
         return call_with_retries(
             lambda timeout_s: self._send(stage, request, timeout_s),
+            around_attempt=call.model_call,
             policy=self.retry,
             deadline=deadline,
             failure_of=self._failure_of(asked_schema="response_format" in request),

@@ -26,7 +26,7 @@ import email.utils
 import random
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -127,6 +127,7 @@ def call_with_retries(
     failure_of: Callable[[Exception], Failure],
     what: str,
     secrets: Collection[str | None],
+    around_attempt: Callable[[], AbstractContextManager[None]] = nullcontext,
 ) -> Attempted[T]:
     """`send(timeout_s)` until it succeeds, within the policy and before `deadline` (a
     `time.monotonic()` instant); a ProviderError "<what> failed: <reason>" when it cannot.
@@ -134,7 +135,8 @@ def call_with_retries(
     `failure_of` turns what `send` raised into a Failure; `what` names the call ("LLM call of
     stage extract"); `secrets`, the keys the call is made with, are never told. A ProviderError
     raised by `send` itself (a reply that is not what the protocol promises) is final: the
-    provider answered, and billed it.
+    provider answered, and billed it. Each attempt runs inside `around_attempt()`, and what entering
+    it raises ends the call unmade (a queued job whose user was erased: observability/inferences.py).
     """
     attempts = 0
     while True:
@@ -142,13 +144,14 @@ def call_with_retries(
         if timeout is None:
             raise ProviderError(f"{what} not made: no time left before the deadline")
         attempts += 1
-        try:
-            with attempt_deadline(time.monotonic() + timeout):
-                return Attempted(send(timeout), attempts)
-        except ProviderError:
-            raise
-        except Exception as error:
-            failure = failure_of(error)
+        with around_attempt():
+            try:
+                with attempt_deadline(time.monotonic() + timeout):
+                    return Attempted(send(timeout), attempts)
+            except ProviderError:
+                raise
+            except Exception as error:
+                failure = failure_of(error)
         said = without_secrets(failure.reason, secrets)
         reason = said + (f" after {attempts} attempts" if attempts > 1 else "")
         if not failure.retryable or attempts >= policy.max_attempts:

@@ -35,7 +35,7 @@ from gligabao.api.context_models import ContextResponse
 from gligabao.api.correction_models import CorrectionResponse
 from gligabao.api.edges_models import EdgeList, EdgeResource
 from gligabao.api.facts_models import FactsInput
-from gligabao.api.forget_models import ForgetResponse
+from gligabao.api.forget_models import ErasureReceipt, ForgetResponse
 from gligabao.api.graph_models import GRAPHML_MEDIA_TYPE, NEXT_CURSOR_HEADER, GraphExport
 from gligabao.api.models import DatasetDeleted, DatasetList, DatasetSummary, Health
 from gligabao.api.query_models import QueryResponse
@@ -633,13 +633,14 @@ class Memory:
         )
         return _parsed(CorrectionResponse, response)
 
-    def erase_user(self, user_id: str | None = None) -> None:
+    def erase_user(self, user_id: str | None = None) -> ErasureReceipt:
         """Erase a user (default this client's): every row of theirs, in every dataset, in one
-        transaction. Under jwt only the token's own subject. Erasing twice is no error."""
+        transaction, their queued jobs cancelled; the receipt (rows per table, jobs, when). Under
+        jwt only the token's own subject. Erasing twice is no error."""
         user = user_id if user_id is not None else self.user_id
         if user is None:
             raise ValueError("erase_user needs a user_id (the client has none)")
-        self._send("DELETE", f"/v1/gb/users/{_segment(user)}")
+        return _parsed(ErasureReceipt, self._send("DELETE", f"/v1/gb/users/{_segment(user)}"))
 
     # --- system --------------------------------------------------------------------------------
 

@@ -167,3 +167,15 @@ def still_pending(conn: psycopg.Connection, artifact_ids: Sequence[int]) -> set[
         {"ids": list(artifact_ids), "not_queued": NOT_QUEUED},
     ).fetchall()
     return {row["id"] for row in rows}
+
+
+def wanted(conn: psycopg.Connection, artifact_ids: Sequence[int]) -> bool:
+    """Whether one of the artifacts is still there, its request not cancelled (a job's guard, before
+    a model call). Its dataset's row is held (FOR KEY SHARE) until the transaction ends: an erasure
+    under way (it locks the user's datasets first) is waited for, and then the artifact is gone."""
+    rows = conn.execute(
+        "SELECT d.id FROM gb_artifacts a JOIN gb_datasets d ON d.id = a.dataset_id"
+        " WHERE a.id = ANY(%(ids)s) AND " + NOT_CANCELLED.format(a="a.") + " FOR KEY SHARE OF d",
+        {"ids": list(artifact_ids), "not_queued": NOT_QUEUED},
+    ).fetchall()
+    return bool(rows)

@@ -31,11 +31,12 @@ from gligabao.db.jobs import ClaimedArtifact, QueuedBehind
 from gligabao.errors import GbError, failure_reason
 from gligabao.memory import prepare_ahead, windows
 from gligabao.memory.facts import facts_request, remember_facts
+from gligabao.memory.job_guard import guard_of
 from gligabao.memory.ports import JobQueue, Memory
 from gligabao.memory.remember import AlreadyStored, PreparedText, TextToRemember, remember_text
 from gligabao.memory.remember_job import RememberJob
 from gligabao.memory.windows import WindowText
-from gligabao.observability.inferences import CallContext
+from gligabao.observability.inferences import CallCancelled, CallContext
 
 # After its deadline, how long a last attempt is still taken for running (db/jobs.py, JOB_STATUS).
 LAST_ATTEMPT_MARGIN_S = 60.0
@@ -177,9 +178,11 @@ def run(
         try:
             if along:
                 window = [
-                    WindowText(claimed.id, request, _call_of(job, request, request_id), prepared),
+                    WindowText(
+                        claimed.id, request, _call_of(memory, job, request, request_id, claimed.id), prepared
+                    ),
                     *(
-                        _window_text(job, request, text, prepared_along.get(text.id), request_id)
+                        _window_text(memory, job, request, text, prepared_along.get(text.id), request_id)
                         for text in along
                     ),
                 ]
@@ -198,6 +201,7 @@ def run(
                     request_id=request_id,
                     deadline=deadline,
                     artifact_id=claimed.id,
+                    guard=guard_of(memory, job.user_id, claimed.id),
                 )
             else:
                 remember_text(
@@ -207,8 +211,9 @@ def run(
                     deadline=deadline,
                     artifact_id=claimed.id,
                     prepared=prepared,
+                    guard=guard_of(memory, job.user_id, claimed.id),
                 )
-        except AlreadyStored:
+        except (AlreadyStored, CallCancelled):  # done, or gone meanwhile (its user erased)
             return Outcome.SKIPPED
         except Exception as exc:
             error, status = failure_reason(exc), exc.status if isinstance(exc, GbError) else 500
@@ -248,13 +253,20 @@ def _texts_along(
     )
 
 
-def _call_of(job: RememberJob, request: TextToRemember, request_id: str | None) -> CallContext:
+def _call_of(
+    memory: Memory, job: RememberJob, request: TextToRemember, request_id: str | None, artifact_id: int
+) -> CallContext:
     return CallContext(
-        user_id=job.user_id, type="remember", session_id=request.session_id, request_id=request_id
+        user_id=job.user_id,
+        type="remember",
+        session_id=request.session_id,
+        request_id=request_id,
+        guard=guard_of(memory, job.user_id, artifact_id),
     )
 
 
 def _window_text(
+    memory: Memory,
     job: RememberJob,
     first: TextToRemember,
     text: QueuedBehind,
@@ -262,7 +274,7 @@ def _window_text(
     request_id: str | None,
 ) -> WindowText:
     request = replace(first, text=text.text, session_id=text.session_id, reference_time=text.reference_time)
-    return WindowText(text.id, request, _call_of(job, request, request_id), prepared)
+    return WindowText(text.id, request, _call_of(memory, job, request, request_id, text.id), prepared)
 
 
 def _ends_in(deadline: float | None) -> float | None:

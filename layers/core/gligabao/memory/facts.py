@@ -15,6 +15,7 @@ from gligabao.memory.geo import locate_places
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import Remembered, TextToRemember, embed, judge_facts, store
+from gligabao.observability.inferences import CallGuard
 
 ARTIFACT_KIND = "facts"
 
@@ -69,6 +70,7 @@ def remember_facts(
     request_id: str | None = None,
     deadline: float | None = None,
     artifact_id: int | None = None,
+    guard: CallGuard | None = None,
 ) -> Remembered:
     """Remember the caller's facts: no extraction call; at most one LLM call (resolve, when the
     dataset holds facts to compare with) and one embeddings request. `artifact_id`: the pending
@@ -80,6 +82,7 @@ def remember_facts(
         dataset=request.dataset,
         session_id=request.session_id,
         request_id=request_id,
+        guard=guard,
     ) as op:
         _llm, embedder, geo = memory.llm, memory.embedder, memory.geo  # 503s before any model call
         now = memory.clock()

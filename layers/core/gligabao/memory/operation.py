@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from gligabao.memory.ports import Memory
 from gligabao.memory.trajectory import NO_TRAJECTORY, NoTrajectory, TrajectoryRecorder
-from gligabao.observability.inferences import CallContext, save_inferences
+from gligabao.observability.inferences import CallContext, CallGuard, save_inferences
 from gligabao.observability.logging import get_logger
 from gligabao.observability.monitoring import current_report
 
@@ -34,12 +34,13 @@ def operation(
     dataset: str,
     session_id: str | None,
     request_id: str | None,
+    guard: CallGuard | None = None,
 ) -> Iterator[Operation]:
     """Run one operation; its inferences are saved by the caller's transaction on success
-    (`save_inferences` inside it) and here, in a transaction of their own, when it fails."""
-    op = Operation(
-        name, CallContext(user_id=user_id, type=name, session_id=session_id, request_id=request_id), dataset
-    )
+    (`save_inferences` inside it) and here, in a transaction of their own, when it fails. `guard`:
+    a queued job's (memory/job_guard.py)."""
+    call = CallContext(user_id=user_id, type=name, session_id=session_id, request_id=request_id, guard=guard)
+    op = Operation(name, call, dataset)
     report = current_report()
     if report is not None:
         report.user_id, report.dataset, report.session_id = user_id, dataset, session_id

@@ -36,6 +36,7 @@ from gligabao.db import prepared as prepared_rows
 from gligabao.db.prepared import PreparedRow, WaitingText
 from gligabao.errors import failure_reason
 from gligabao.memory.extraction import extract, merge_extractions
+from gligabao.memory.job_guard import guard_of
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import PreparedText, embedded_strings
 from gligabao.memory.remember_job import RememberJob
@@ -162,6 +163,7 @@ def preparing(
                 session_id=text.session_id,
                 request_id=request_id,
                 dataset_id=text.dataset_id,
+                guard=guard_of(memory, job.user_id, text.artifact_id),
             ),
         )
         for text in texts

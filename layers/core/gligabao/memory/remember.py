@@ -28,7 +28,7 @@ from gligabao.memory.operation import Operation, operation
 from gligabao.memory.ports import Embedder, Memory
 from gligabao.memory.trajectory import recorder_for
 from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
-from gligabao.observability.inferences import CallContext, save_inferences, unsaved_on_failure
+from gligabao.observability.inferences import CallContext, CallGuard, save_inferences, unsaved_on_failure
 
 # A remember of this many facts or more ends by analyzing the graph's tables that changed enough
 # since their last analysis (db/graph_writes.send_analyze_stale_tables, with its COMMIT's round
@@ -108,13 +108,14 @@ def remember_text(
     deadline: float | None = None,
     artifact_id: int | None = None,
     prepared: PreparedText | None = None,
+    guard: CallGuard | None = None,
 ) -> Remembered:
     """Remember one text. Both model clients are obtained before any call, so a missing key (503)
     costs no model call. `deadline` is a `time.monotonic()` instant the provider calls end before.
     `artifact_id`: the pending artifact of an asynchronous remember, which the store fills instead
     of inserting one (AlreadyStored when another delivery of the job has filled it). `prepared`:
     the unchunked text's extraction and vectors, made ahead: no extract call, and no embeddings
-    request unless a string is missing from it."""
+    request unless a string is missing from it. `guard`: a queued job's (memory/job_guard.py)."""
     with operation(
         memory,
         "remember",
@@ -122,6 +123,7 @@ def remember_text(
         dataset=request.dataset,
         session_id=request.session_id,
         request_id=request_id,
+        guard=guard,
     ) as op:
         op.trajectory = recorder_for("remember", op.call, request, request.text)
         llm, embedder, geo = memory.llm, memory.embedder, memory.geo  # 503s before any model call

@@ -7,11 +7,29 @@ in a transaction of their own when it fails (so failed calls are still recorded)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import psycopg
+
+
+class CallCancelled(Exception):
+    """What the calls were made for is gone (its user erased, its job cancelled): no model call is
+    made for it any more, and nothing of it is written."""
+
+
+class CallGuard(Protocol):
+    """Whether the calls of a queued job are still wanted (memory/job_guard.py)."""
+
+    @property
+    def artifact_ids(self) -> Sequence[int]:
+        """The job's artifacts: its calls' inferences are written only while one of them is there."""
+
+    def held(self) -> AbstractContextManager[None]:
+        """Around each attempt of a model call: raises CallCancelled when the job is gone, else holds
+        it until the attempt ends, so that an erasure waits for the attempt and none begins after."""
 
 
 @dataclass(frozen=True)
@@ -42,9 +60,15 @@ class CallContext:
     eval: bool = False
     inferences: list[Inference] = field(default_factory=list)
     saved: int = 0  # how many of `inferences` are already in the database
+    guard: CallGuard | None = None  # a queued job's: the calls stop, and nothing is saved, once it is gone
 
     def record(self, inference: Inference) -> None:
         self.inferences.append(inference)
+
+    def model_call(self) -> AbstractContextManager[None]:
+        """What each attempt of a model call runs inside (the ai clients): the guard's hold, which
+        raises CallCancelled when the calls are no longer wanted."""
+        return nullcontext() if self.guard is None else self.guard.held()
 
     @property
     def input_tokens(self) -> int:
@@ -63,13 +87,20 @@ def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
     """Write the call's inferences not yet saved, in one statement.
 
     The dataset is looked up rather than trusted: after a failed remember, the dataset
-    it created was rolled back with everything else, and its inferences keep no dataset.
+    it created was rolled back with everything else, and its inferences keep no dataset. A queued
+    job's are written only while its text is still there, its dataset held until the transaction
+    ends: an erasure (which locks the user's datasets first) erases them, or came first and nothing
+    is written. The statement is only sent: in pipeline mode it travels with the next read.
     """
     rows = call.inferences[call.saved :]
     if not rows:
         return
     conn.execute(
         """
+        WITH wanted AS (  -- a queued job's: its dataset held against an erasure, while its text is there
+            SELECT 1 FROM gb_artifacts a JOIN gb_datasets d ON d.id = a.dataset_id
+            WHERE a.id = ANY(%(job_artifacts)s::bigint[]) FOR KEY SHARE OF d
+        )
         INSERT INTO gb_inferences (user_id, dataset_id, type, stage, model, reasoning, input_tokens,
                                    output_tokens, thinking_tokens, cache_write_tokens, cache_read_tokens,
                                    cost_usd, duration_ms, session_id, request_id, ok, error)
@@ -82,8 +113,10 @@ def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
                     %(ok)s::bool[], %(error)s::text[])
              AS i(stage, model, reasoning, input_tokens, output_tokens, thinking_tokens, cache_write_tokens,
                   cache_read_tokens, cost_usd, duration_ms, ok, error)
+        WHERE %(job_artifacts)s::bigint[] IS NULL OR EXISTS (SELECT 1 FROM wanted)
         """,
         {
+            "job_artifacts": None if call.guard is None else list(call.guard.artifact_ids),
             "user_id": call.user_id,
             "dataset_id": call.dataset_id,
             "type": call.type,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import unquote
 
-from aws_lambda_powertools.event_handler import Depends, Response
+from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
@@ -14,7 +14,7 @@ from pydantic import AfterValidator
 
 from gligabao.api.auth import token_subject
 from gligabao.api.deps import memory
-from gligabao.api.forget_models import MAX_ID, ForgetResponse
+from gligabao.api.forget_models import MAX_ID, ErasureReceipt, ForgetResponse
 from gligabao.api.models import DATABASE_UNAVAILABLE, documented_responses
 from gligabao.api.validation import UserId, check_user_id
 from gligabao.bootstrap import Bundle
@@ -78,31 +78,25 @@ def forget_edge(
 @router.delete(
     "/v1/gb/users/<user_id>",
     tags=["forget"],
-    summary="Erase a user: every row of the user in every table, in one transaction",
+    summary="Erase a user: every row of the user in every table, in one transaction, with a receipt",
     description="Datasets and everything in them (artifacts, images, entities, facts, links, "
-    "trajectories, queued jobs), the user's inferences and idempotency records. Under jwt, only the "
-    "token's own subject may be erased. Erasing a user with nothing stored answers the same 204.",
-    responses={
-        204: {"description": "the user's rows are erased (no body)"},
-        **{
-            status: response
-            for status, response in documented_responses(
-                "",
-                {
-                    400: "the user_id in the path is invalid, or the query string's user_id names another user",
-                    503: DATABASE_UNAVAILABLE,
-                },
-            ).items()
-            if status != 200
+    "trajectories, queued jobs, which are cancelled: a worker holding one makes no model call and writes "
+    "nothing after it), the user's inferences and idempotency records. Under jwt, only the token's own "
+    "subject may be erased. The answer is a receipt (rows erased per table, jobs cancelled, when), logged "
+    "with a digest of the user's id. Erasing a user with nothing stored answers a receipt of nothing.",
+    responses=documented_responses(
+        "the receipt: what was erased",
+        {
+            400: "the user_id in the path is invalid, or the query string's user_id names another user",
+            503: DATABASE_UNAVAILABLE,
         },
-    },
+    ),
 )
 def erase_user(
     user_id: Annotated[PathUserId, Path()], request: Request, deps: Annotated[Bundle, Depends(memory)]
-):  # a Response without a body: its 204 is declared in `responses`, not by an annotation
+) -> ErasureReceipt:
     _check_caller(user_id, request)
-    erasure.erase_user(deps, user_id)
-    return Response(204)
+    return ErasureReceipt.from_domain(erasure.erase_user(deps, user_id), erasure.user_digest(user_id))
 
 
 def _check_caller(user_id: str, request: Request) -> None:
