@@ -247,10 +247,10 @@ def cursor_of(position: dict) -> str:
 @pytest.mark.parametrize(
     "position",
     [
-        {"entity_after": ""},
-        {"entity_after": "a"},
-        {"edge_after": ["0001-01-01T00:00:00Z", 0]},
-        {"edge_after": ["2025-01-31T09:00:00Z", 1]},
+        {"kind": "graph-entities", "after": ""},
+        {"kind": "graph-entities", "after": "a"},
+        {"kind": "graph-edges", "created_at": "0001-01-01T00:00:00Z", "id": 0},
+        {"kind": "graph-edges", "created_at": "2025-01-31T09:00:00Z", "id": 1},
     ],
 )
 def test_a_guessed_cursor_only_ever_reads_the_callers_own_dataset(api, db, position):

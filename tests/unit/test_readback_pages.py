@@ -40,11 +40,12 @@ def test_a_maximum_below_the_default_is_an_invalid_configuration_naming_the_vari
 
 
 def test_a_cursor_is_url_safe_and_reads_back_as_the_position_it_holds():
-    cursor = readback._encode("entity", valid_at="2024-01-01T00:00:00+00:00", id=7)
+    from gligabao.memory.cursors import decode_cursor, encode_cursor, row_id
+
+    cursor = encode_cursor("entity", valid_at="2024-01-01T00:00:00+00:00", id=7)
 
     assert set(cursor) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-    assert readback._decode(cursor, "entity") == {
-        "kind": "entity",
+    assert decode_cursor(cursor, "entity", valid_at=readback._timeline_position, id=row_id) == {
         "valid_at": "2024-01-01T00:00:00+00:00",
         "id": 7,
     }
@@ -67,6 +68,15 @@ def _cursor(position: object) -> str:
         _cursor({"kind": "entity", "valid_at": "-infinity", "id": True}),
         _cursor({"kind": "entity", "valid_at": None, "id": 1}),
         _cursor({"kind": "entity", "id": 1}),
+        _cursor({"kind": "entity", "valid_at": "2020-W01-1T00:00+00:00", "id": 1}),  # an ISO week date
+        _cursor(
+            {"kind": "entity", "valid_at": "2020-01-01T00:00:00+00:00:00.5", "id": 1}
+        ),  # an offset in seconds
+        _cursor({"kind": "entity", "valid_at": "0001-01-01T00:00:00+14:00", "id": 1}),  # before the year 1
+        _cursor({"kind": "entity", "valid_at": "-infinity", "id": 1, "more": 1}),
+        _cursor({"kind": "entity", "valid_at": "-infinity", "id": 1}) + "A",
+        "eyJraW5kIjoiZW50aXR5IiwidmFsaWRfYXQiOiItaW5maW5pdHkiLCJpZCI6MSwiaWQiOjJ9",  # a duplicate key
+        "A" * 5000,
     ],
 )
 def test_a_cursor_the_entity_route_did_not_give_is_a_400_before_the_database(cursor):

@@ -7,8 +7,6 @@ import base64
 import binascii
 import copy
 import json
-import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +21,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from gligabao import __version__
 from gligabao.api.deps import memory
 from gligabao.errors import BadRequest, GbError
+from gligabao.inputs import NOT_STORABLE, InvalidInput, storable, strict_json
 from gligabao.observability.logging import get_logger
 
 API_TITLE = "gligabao"
@@ -126,98 +125,29 @@ def error_event(exc: GbError, headers: dict[str, str] | None = None) -> dict:
 
 
 def strict_json_body(text: str) -> Any:
-    """The JSON body, refusing with a 400 that names the problem what json.loads would let through
-    or fail on unexpectedly: nesting deeper than the limit, numbers Python cannot convert or that are
-    not finite (NaN, Infinity, 1e999), duplicate keys (which one counts?), and text PostgreSQL
-    cannot store (NUL, unpaired surrogates)."""
+    """The JSON body, by the rules every input follows (gligabao/inputs.py): nesting deeper than the
+    limit, numbers Python cannot convert or that are not finite, duplicate keys and text PostgreSQL
+    cannot store are a 400 that names the problem."""
     try:
-        body = json.loads(
-            text,
-            object_pairs_hook=_object_without_duplicate_keys,
-            parse_int=_integer,
-            parse_float=_finite_number,
-            parse_constant=_not_a_json_number,
-        )
-    except RecursionError:  # the decoder nests one C call per level: thousands of "[" exhaust it
-        raise BadRequest(_too_deep()) from None
-    _check_depth_and_text(body)
-    return body
+        return strict_json(text, max_depth=memory().limits.json_max_depth)
+    except InvalidInput as error:
+        raise BadRequest(str(error)) from None
 
 
-def _too_deep() -> str:
-    return f"invalid JSON body: nested deeper than {_json_max_depth()} levels"
-
-
-def _json_max_depth() -> int:
-    return memory().limits.json_max_depth
-
-
-def _object_without_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    body: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in body:
-            raise BadRequest(f"invalid JSON body: duplicate key {_shown(key)}")
-        body[key] = value
-    return body
-
-
-def _integer(literal: str) -> int:
-    digits = len(literal.lstrip("-"))
-    if digits > sys.get_int_max_str_digits():
-        raise BadRequest(
-            f"invalid JSON body: a number has {digits} digits (at most {sys.get_int_max_str_digits()})"
-        )
-    return int(literal)
-
-
-def _finite_number(literal: str) -> float:
-    number = float(literal)
-    if not math.isfinite(number):
-        raise BadRequest(f"invalid JSON body: the number {_shown(literal)} is out of range")
-    return number
-
-
-def _not_a_json_number(name: str) -> Any:
-    raise BadRequest(f"invalid JSON body: {name} is not a JSON number")
-
-
-def _shown(text: str, most: int = 40) -> str:
-    return json.dumps(text if len(text) <= most else text[:most] + "...")
-
-
-def _check_depth_and_text(body: Any) -> None:
-    """Walks the body without recursion: too deep a nesting, or a string PostgreSQL cannot store, is a 400."""
-    most = _json_max_depth()
-    pending: list[tuple[Any, str, int]] = [(body, "body", 0)]
-    while pending:
-        value, path, depth = pending.pop()
-        if isinstance(value, str):
-            if not _storable(value):
-                raise BadRequest(f"{path}: strings must not contain NUL characters or unpaired surrogates")
-        elif isinstance(value, (dict, list)):
-            if depth >= most:
-                raise BadRequest(_too_deep())
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in reversed(list(items)):
-                if isinstance(value, dict):
-                    inner = key if path == "body" else f"{path}.{key}"
-                    if not _storable(key):
-                        raise BadRequest(
-                            f"{inner}: strings must not contain NUL characters or unpaired surrogates"
-                        )
-                else:
-                    inner = f"{path}[{key}]"
-                pending.append((item, inner, depth + 1))
-
-
-def _storable(text: str) -> bool:
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+def checked_parameters(event: dict) -> dict:
+    """Every query-string and path parameter by the rules of every input (gligabao/inputs.py): text
+    PostgreSQL can store, or a 400 naming the parameter; what a route then makes of each value
+    (a list, a JSON object, a time, a cursor) follows the same rules."""
+    for name, value in (event.get("queryStringParameters") or {}).items():
+        for text, where in ((name, "query parameter name"), (value or "", f"query parameter {name}")):
+            if not storable(text):
+                raise BadRequest(f"{where}: {NOT_STORABLE}")
+    for name, value in (event.get("pathParameters") or {}).items():
+        if not storable(value or ""):
+            raise BadRequest(f"path parameter {name}: {NOT_STORABLE}")
+    if not storable(event.get("rawPath") or ""):
+        raise BadRequest(f"path: {NOT_STORABLE}")
+    return event
 
 
 def text_body(event: dict) -> dict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -10,6 +9,7 @@ from pydantic import BaseModel, Field, ValidationError
 from gligabao.api.filter_models import SearchFilters
 from gligabao.api.readback_models import METADATA_DESCRIPTION, Edge
 from gligabao.errors import BadRequest
+from gligabao.inputs import InvalidInput, strict_json
 from gligabao.timefmt import rfc3339
 
 if TYPE_CHECKING:
@@ -44,10 +44,7 @@ def filters_from_query(parameters: dict[str, str]) -> RetrievalFilters:
         if name in LIST_FILTERS:
             given[name] = value.split(",")
         elif name == "metadata":
-            try:
-                given[name] = json.loads(value)
-            except ValueError:
-                raise BadRequest("metadata must be a JSON object") from None
+            given[name] = _metadata(value)
         elif name == "include_expired":
             if value not in ("true", "false"):
                 raise BadRequest("include_expired must be true or false")
@@ -61,6 +58,16 @@ def filters_from_query(parameters: dict[str, str]) -> RetrievalFilters:
         where = ".".join(str(part) for part in first.get("loc", ()))
         message = str(first.get("msg", "is invalid")).removeprefix("Value error, ")
         raise BadRequest(f"{where}: {message}" if where else message) from None
+
+
+def _metadata(value: str) -> Any:
+    """The metadata filter of a query string: JSON by the rules of every input (gligabao/inputs.py)."""
+    try:
+        return strict_json(value, where="metadata")
+    except InvalidInput as error:
+        raise BadRequest(str(error)) from None
+    except ValueError:
+        raise BadRequest("metadata must be a JSON object") from None
 
 
 class ProvenanceArtifactOut(BaseModel):

@@ -15,6 +15,7 @@ from gligabao.api.app import (
     OPENAPI_PATH,
     PathMethods,
     body_size,
+    checked_parameters,
     create_app,
     error_event,
     json_whatever_the_content_type,
@@ -126,7 +127,7 @@ def _serve(resolve: LambdaHandler, event: dict, context: Any) -> dict:
             return error_event(refused, headers={"Allow": "GET"})
         return _json_response(openapi_document(all_routers()))
     try:
-        event = json_whatever_the_content_type(text_body(event))
+        event = json_whatever_the_content_type(text_body(checked_parameters(event)))
     except BadRequest as exc:
         return error_event(exc)
     return resolve(event, context)

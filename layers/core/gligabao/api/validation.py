@@ -13,13 +13,16 @@ from pydantic import AfterValidator, BeforeValidator, Field
 
 from gligabao.ai.stages import LEVELS, MODEL_NAME, ModelPolicy
 from gligabao.limits import Limits
-from gligabao.timefmt import parse_rfc3339
+from gligabao.timefmt import RFC3339, RFC3339_TIME, parse_rfc3339
 
 if TYPE_CHECKING:
     from gligabao.bootstrap import Bundle
 
-DATASET_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+# "." and ".." are no names: a path segment of them is the directory itself or its parent, which
+# clients and gateways resolve away (/v1/gb/datasets/../graph), so no path could reach the dataset.
+DATASET_NAME_PATTERN = r"^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,64}$"
 DEFAULT_DATASET = "main"
+_DOT_SEGMENTS = (".", "..")
 
 _DATASET_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # matched whole: "main\n" is not "main"
 
@@ -59,12 +62,8 @@ USER_ID_PATTERN = f"^[^{_INVISIBLE}](?:[^{_CONTROL}]*[^{_INVISIBLE}])?$"
 SESSION_ID_PATTERN = (
     f"^[{SPACE}]*(?:[^{_SPACE_OR_CONTROL}](?:[^{_CONTROL}]*[^{_SPACE_OR_CONTROL}])?)?[{SPACE}]*$"
 )
-# An RFC 3339 time with an offset (reference_time, as_of), whitespace around it trimmed.
-_RFC3339_TIME = (
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
-)
-RFC3339 = re.compile(_RFC3339_TIME)  # matched whole, once trimmed
-TIME_PATTERN = f"^[{SPACE}]*{_RFC3339_TIME}[{SPACE}]*$"
+# An RFC 3339 time with an offset (reference_time, as_of), whitespace around it trimmed (timefmt.py).
+TIME_PATTERN = f"^[{SPACE}]*{RFC3339_TIME}[{SPACE}]*$"
 
 
 def rfc3339_time(value: object, subject: str = "") -> datetime | None:
@@ -119,6 +118,8 @@ def _is_invisible(character: str) -> bool:
 def check_dataset_name(value: str) -> str:
     if not _DATASET_NAME.fullmatch(value):
         raise ValueError("dataset must be 1-64 characters of A-Z a-z 0-9 _ . -")
+    if value in _DOT_SEGMENTS:
+        raise ValueError(f"dataset must not be {value!r}: no path could name it (. and .. are path segments)")
     return value
 
 
@@ -202,7 +203,7 @@ def _dataset_schema() -> dict[str, Any]:
         "minLength": 1,
         "maxLength": 64,
         "pattern": DATASET_NAME_PATTERN,
-        "description": "1-64 characters of A-Z a-z 0-9 _ . -",
+        "description": "1-64 characters of A-Z a-z 0-9 _ . -, but not . or ..",
     }
 
 

@@ -7,9 +7,11 @@ from datetime import datetime
 
 from gligabao.db import datasets as dataset_rows
 from gligabao.errors import NotFound
-from gligabao.memory.cursors import decode_cursor, encode_cursor
+from gligabao.memory.cursors import decode_cursor, encode_cursor, text
 from gligabao.memory.ports import Memory
 from gligabao.memory.readback import page_size
+
+DATASET_NAME_MAX_CHARS = 64  # the names' rule (migration 0001)
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,13 @@ def dataset_page(
     pages' most, so that a caller that never pages still gets them all up to it), then a
     `next_cursor` while more remain."""
     take = page_size(memory.limits, memory.limits.readback_page_max if limit is None else limit)
-    after = decode_cursor(cursor, "datasets", str) if cursor else None
+    after = decode_cursor(cursor, "datasets", after=text(DATASET_NAME_MAX_CHARS))["after"] if cursor else None
     with memory.database.transaction(user_id) as uow:
         rows = dataset_rows.list_with_counts(
             uow.conn, user_id, DatasetSummary, after_name=after, take=take + 1
         )
     page = rows[:take]
-    return DatasetPage(page, encode_cursor("datasets", page[-1].name) if len(rows) > take else None)
+    return DatasetPage(page, encode_cursor("datasets", after=page[-1].name) if len(rows) > take else None)
 
 
 def delete_dataset(memory: Memory, user_id: str, name: str) -> None:

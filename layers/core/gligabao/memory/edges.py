@@ -10,7 +10,7 @@ from gligabao.db import edge_reads
 from gligabao.db.readback import records_of
 from gligabao.db.retrieval_filters import RetrievalFilters
 from gligabao.errors import NotFound
-from gligabao.memory.cursors import decode_cursor, encode_cursor
+from gligabao.memory.cursors import decode_cursor, encode_cursor, row_id
 from gligabao.memory.ports import Memory
 from gligabao.memory.readback import page_size
 from gligabao.model import RecordedEdge
@@ -109,7 +109,7 @@ def list_edges(
 ) -> EdgePage:
     """A page of the dataset's facts by id; NotFound for a dataset the user does not have."""
     take = page_size(memory.limits, limit)
-    after = decode_cursor(cursor, "edges") if cursor else 0
+    after = decode_cursor(cursor, "edges", after=row_id)["after"] if cursor else 0
     with memory.database.transaction(user_id) as uow:
         rows = edge_reads.edge_page(
             uow.conn, user_id=user_id, dataset=dataset, after_id=after, take=take, filters=filters
@@ -118,4 +118,4 @@ def list_edges(
         raise NotFound(f"dataset {dataset!r} not found")
     edges = records_of(RecordedEdge, rows[:take])
     more = len(rows) > take
-    return EdgePage(dataset, edges, encode_cursor("edges", edges[-1].id) if more else None)
+    return EdgePage(dataset, edges, encode_cursor("edges", after=edges[-1].id) if more else None)

@@ -11,18 +11,15 @@ the user's transaction: memory and time per page are bounded by `limit`, at any 
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from gligabao.db import graph_export
 from gligabao.db.graph_export import GraphEntity, PageStart
 from gligabao.errors import BadRequest, NotFound
+from gligabao.memory import cursors
 from gligabao.memory.ports import Memory
 from gligabao.model import StoredEdge
-from gligabao.timefmt import parse_rfc3339, rfc3339
 
 __all__ = ["GraphEntity", "GraphPage", "GraphRequest", "export_page"]
 
@@ -87,43 +84,27 @@ def _page(dataset: str, found: graph_export.PageRows, rows: int) -> GraphPage:
     return GraphPage(dataset, entities, edges, cursor)
 
 
-# --- the cursor: a position, base64url of a small JSON ---------------------------------------
+# --- the cursor: a position among the entities (by normalized name), or among the edges (by
+# creation time and id), written and read as every cursor (memory/cursors.py).
+
+ENTITY_NAME_MAX_CHARS = 1000  # above any name the graph stores (limits.entity_name_max_chars, at most 500)
+_CURSORS = {
+    "graph-entities": {"after": cursors.text(ENTITY_NAME_MAX_CHARS)},
+    "graph-edges": {"created_at": cursors.time, "id": cursors.row_id},
+}
 
 
 def encode_cursor(start: PageStart) -> str:
-    position = (
-        {"entity_after": start.after_name}
-        if start.in_entities
-        else {"edge_after": [rfc3339(start.after_created_at), start.after_id]}
-    )
-    text = json.dumps(position, separators=(",", ":"), ensure_ascii=False)
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    if start.in_entities:
+        return cursors.encode_cursor("graph-entities", after=start.after_name)
+    return cursors.encode_cursor("graph-edges", created_at=start.after_created_at, id=start.after_id)
 
 
 def decode_cursor(cursor: str | None) -> PageStart:
     """The position of a cursor this export wrote; BadRequest for anything else."""
     if cursor is None:
         return PageStart()
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        position = json.loads(text)
-        if isinstance(position, dict) and set(position) == {"entity_after"}:
-            name = position["entity_after"]
-            if isinstance(name, str) and _storable(name):
-                return PageStart(True, after_name=name)
-        elif isinstance(position, dict) and set(position) == {"edge_after"}:
-            moment, edge_id = position["edge_after"]
-            if isinstance(moment, str) and type(edge_id) is int and 0 <= edge_id < 2**63:
-                return PageStart(False, after_created_at=parse_rfc3339(moment), after_id=edge_id)
-    except (ValueError, TypeError, UnicodeDecodeError, binascii.Error, OverflowError):
-        pass
-    raise BadRequest("cursor is not a next_cursor of this export")
-
-
-def _storable(text: str) -> bool:
-    """Text PostgreSQL can be sent: no NUL, no unpaired surrogate."""
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return "\x00" not in text
+    kind, position = cursors.decode_cursor_of(cursor, _CURSORS)
+    if kind == "graph-entities":
+        return PageStart(True, after_name=position["after"])
+    return PageStart(False, after_created_at=position["created_at"], after_id=position["id"])

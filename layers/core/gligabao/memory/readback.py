@@ -9,15 +9,13 @@ caller: base64url of where each list stopped.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from dataclasses import dataclass
-from datetime import datetime
 
 from gligabao.db import readback as rows
 from gligabao.errors import BadRequest, NotFound
 from gligabao.limits import Limits
+from gligabao.memory.cursors import decode_cursor, encode_cursor, optional_row_id, row_id
+from gligabao.memory.cursors import time as cursor_time
 from gligabao.memory.ports import Memory
 from gligabao.model import (
     ArtifactHeader,
@@ -68,11 +66,13 @@ def read_session(
     given (text, image, facts; knowledge, episode); an unknown session is an empty page, an
     unknown dataset a 404."""
     take = page_size(memory.limits, limit)
-    after = _decode(cursor, "session") if cursor else {"artifact": 0, "entity": 0, "edge": 0}
-    try:
-        after_ids = {name: _optional_id(after[name]) for name in ("artifact", "entity", "edge")}
-    except KeyError:
-        raise _invalid_cursor() from None
+    after_ids = (
+        decode_cursor(
+            cursor, "session", artifact=optional_row_id, entity=optional_row_id, edge=optional_row_id
+        )
+        if cursor
+        else {"artifact": 0, "entity": 0, "edge": 0}
+    )
     with memory.database.transaction(user_id, dataset) as uow:
         if uow.dataset_id is None:
             raise NotFound(f"dataset {dataset!r} not found")
@@ -93,7 +93,7 @@ def read_session(
     edges, more_edges = _page(found.edges, take)
     next_cursor = None
     if more_artifacts or more_entities or more_edges:
-        next_cursor = _encode(
+        next_cursor = encode_cursor(
             "session",
             artifact=artifacts[-1].id if more_artifacts else None,
             entity=entities[-1].id if more_entities else None,
@@ -115,10 +115,12 @@ def read_entity(
 ) -> EntityTimeline:
     """The entity and a page of its timeline: every edge touching it, live and superseded."""
     take = page_size(memory.limits, limit)
-    after = _decode(cursor, "entity") if cursor else {"valid_at": rows.TIMELINE_START, "id": 0}
-    after_valid_at, after_id = after.get("valid_at"), _optional_id(after.get("id"))
-    if after_id is None or not _is_timeline_position(after_valid_at):
-        raise _invalid_cursor()
+    after = (
+        decode_cursor(cursor, "entity", valid_at=_timeline_position, id=row_id)
+        if cursor
+        else {"valid_at": rows.TIMELINE_START, "id": 0}
+    )
+    after_valid_at, after_id = after["valid_at"], after["id"]
     with memory.database.transaction(user_id) as uow:
         found = rows.entity_rows(
             uow.conn,
@@ -134,7 +136,7 @@ def read_entity(
     next_cursor = None
     if more:
         last = edges[-1]
-        next_cursor = _encode("entity", valid_at=rows.timeline_position(last.valid_at), id=last.id)
+        next_cursor = encode_cursor("entity", valid_at=rows.timeline_position(last.valid_at), id=last.id)
     return EntityTimeline(found.entity, edges, next_cursor)
 
 
@@ -152,42 +154,9 @@ def _page(items: list, take: int) -> tuple[list, bool]:
     return items[:take], len(items) > take
 
 
-def _encode(kind: str, **position: object) -> str:
-    text = json.dumps({"kind": kind, **position}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-
-def _decode(cursor: str, kind: str) -> dict:
-    """The position a cursor of this route holds; anything else is a 400 (never a 500)."""
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        position = json.loads(text)
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise _invalid_cursor() from None
-    if not isinstance(position, dict) or position.get("kind") != kind:
-        raise _invalid_cursor()
-    return position
-
-
-def _optional_id(value: object) -> int | None:
-    """An id a list stopped after, or None for a list that is done; ids are positive bigints."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
-        raise _invalid_cursor()
-    return value
-
-
-def _is_timeline_position(value: object) -> bool:
+def _timeline_position(value: object) -> str:
+    """A timeline key as `entity_rows` takes it: TIMELINE_START, or a time the cursor wrote (read by
+    the RFC 3339 rule and written back in UTC, so the database casts nothing it did not write)."""
     if value == rows.TIMELINE_START:
-        return True
-    if not isinstance(value, str):
-        return False
-    try:
-        return datetime.fromisoformat(value).tzinfo is not None
-    except ValueError:
-        return False
-
-
-def _invalid_cursor() -> BadRequest:
-    return BadRequest("cursor is invalid: pass the next_cursor of the previous page unchanged")
+        return rows.TIMELINE_START
+    return rows.timeline_position(cursor_time(value))
