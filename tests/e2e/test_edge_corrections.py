@@ -107,6 +107,26 @@ def test_a_target_named_for_the_first_time_is_created_and_an_existing_one_found_
     assert fake_openai.embedding_requests[-1]["input"] == ["Alice works_at Paris: Alice works at Paris."]
 
 
+def test_a_target_name_loses_its_control_characters_as_the_facts_names_do(api, db, models, alice_at_acme):
+    facts = {"entities": [{"name": "Ini\u001btech\u0007", "type": "organization"}]}
+    remembered = api.post("/v1/gb/remember", {"user_id": "u1", "facts": facts})
+    assert remembered.status == 200, remembered.json
+    [initech] = [e for e in remembered.json["entities"] if e["name"] == "Initech"]
+
+    found = patch(api, alice_at_acme, {"user_id": "u1", "target": "\u009bIni\u0001tech"})
+
+    assert found.status == 200, found.json
+    assert (found.json["edge"]["target_id"], found.json["edge"]["target"]) == (initech["id"], "Initech")
+    created = patch(
+        api, found.json["edge"]["id"], {"user_id": "u1", "target": "Glo\u001bbex\u000b\u0085Corp\u0080"}
+    )
+    assert created.status == 200, created.json
+    assert edge_row(db, created.json["edge"]["id"])["target"] == "Globex Corp"
+    assert created.json["edge"]["description"] == "Alice works at Globex Corp."
+    names = [name for (name,) in db.execute("SELECT name FROM gb_entities ORDER BY id").fetchall()]
+    assert all(name.isprintable() for name in names), names
+
+
 def test_only_invalid_at_ends_the_fact_in_place_without_a_model_call(api, db, models, alice_at_acme):
     fake_anthropic, fake_openai = models
     sent = len(fake_anthropic.messages) + len(fake_openai.requests)
@@ -177,6 +197,8 @@ def test_another_user_s_edge_is_a_404_that_changes_nothing(api, db, models, alic
         ({"user_id": "u1", "target": 0}, "target"),
         ({"user_id": "u1", "target": []}, "target"),
         ({"user_id": "u1", "target": 987654}, "target: entity 987654 is not in the fact's dataset"),
+        ({"user_id": "u1", "target": "\u0001\u001b"}, "target: must not be only control characters"),
+        ({"user_id": "u1", "target": " \u009b \u0007 "}, "target: must not be only control characters"),
         ({"user_id": "u1", "valid_at": "yesterday"}, "valid_at"),
         (
             {"user_id": "u1", "invalid_at": "1999-01-01T00:00:00Z", "valid_at": "2020-01-01T00:00:00Z"},

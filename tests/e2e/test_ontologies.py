@@ -231,3 +231,52 @@ def test_bad_bodies_are_400_naming_what_is_wrong(api, db):
     assert reply.status == 400
     reply = api.request("POST", "/v1/gb/ontologies", raw=b"{not json")
     assert reply.status == 400
+
+
+OWL_HEAD = (
+    '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+    'xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#" xmlns:owl="http://www.w3.org/2002/07/owl#">'
+)
+CYCLIC_UNION = (
+    OWL_HEAD
+    + '<owl:Class rdf:about="http://x/Person"/>'
+    + '<owl:ObjectProperty rdf:about="http://x/knows"><rdfs:domain><owl:Class>'
+    + '<owl:unionOf rdf:nodeID="list"/></owl:Class></rdfs:domain></owl:ObjectProperty>'
+    + '<rdf:Description rdf:nodeID="list"><rdf:first rdf:resource="http://x/Person"/>'
+    + '<rdf:rest rdf:nodeID="list"/></rdf:Description></rdf:RDF>'
+)
+
+
+def _owl_class(local_name: str, inside: str = "") -> str:
+    return OWL_HEAD + f'<owl:Class rdf:about="http://x/{local_name}">{inside}</owl:Class></rdf:RDF>'
+
+
+def test_an_owl_list_whose_rest_is_itself_is_400_and_a_replace_with_it_changes_nothing(api, db):
+    assert "rdf:rest loops back" in _refused(api, db, {"content": CYCLIC_UNION})
+    stored = register(api)
+
+    reply = api.request("PUT", "/v1/gb/ontologies/people", {"user_id": "u1", "content": CYCLIC_UNION})
+
+    assert reply.status == 400 and "knows" in reply.json["error"], reply.json
+    assert api.get("/v1/gb/ontologies/people?user_id=u1").json == stored
+
+
+def test_the_owl_form_obeys_the_json_forms_limits_and_character_rules(api, db):
+    labels = "".join(f"<rdfs:label>Label {i}</rdfs:label>" for i in range(300))
+    refusals = {
+        _owl_class("A" * 5000): "name: String should have at most 100 characters",
+        _owl_class("Person", labels): "aliases: List should have at most 50 items",
+        _owl_class("Per&#x9b;son"): "name: must not contain control characters",
+        _owl_class("Person", "<rdfs:label>Hu&#x80;man</rdfs:label>"): "control characters",
+        _owl_class(
+            "Person", "<rdfs:label>Hu&#x85;man</rdfs:label>"
+        ): "control characters",  # NEL, a space too
+        _owl_class("Person", "<rdfs:comment>a&#x9b;b</rdfs:comment>"): "control characters",
+        _owl_class("Person", f"<rdfs:comment>{'x' * 1001}</rdfs:comment>"): "at most 1000 characters",
+        _owl_class("Person", "<rdfs:label>!!</rdfs:label>"): "letter or a digit",
+        _owl_class("Person", f"<rdfs:label>{'y' * 101}</rdfs:label>"): "at most 100 characters",
+    }
+    for document, refusal in refusals.items():
+        error = _refused(api, db, {"content": document})
+        assert refusal in error and "http://x/" in error, error
+        assert len(error) < 400  # the 5,000 characters are not echoed back

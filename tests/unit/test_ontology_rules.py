@@ -7,11 +7,13 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from pydantic import ValidationError
 
 from gligabao.ai.prompts.extract import Extraction
 from gligabao.memory.extraction import merge_extractions
 from gligabao.memory.ontology import (
     EntityType,
+    EntityTypeForm,
     InvalidOntology,
     Ontology,
     RelationType,
@@ -247,3 +249,69 @@ def test_a_deep_or_cyclic_hierarchy_fits_its_ancestors_and_ends():
 
     assert [f.relation for f in g.facts] == ["r"]  # t499 -> ... -> t0 (and round again: a cycle)
     assert counts.dropped_relations == 0
+
+
+def test_an_owl_list_that_loops_is_refused_naming_where_it_is():
+    document = (
+        OWL_HEAD
+        + '<owl:Class rdf:about="http://x/Person"/>'
+        + '<owl:ObjectProperty rdf:about="http://x/knows"><rdfs:range><owl:Class>'
+        + '<owl:unionOf rdf:nodeID="a"/></owl:Class></rdfs:range></owl:ObjectProperty>'
+        + '<rdf:Description rdf:nodeID="a"><rdf:first rdf:resource="http://x/Person"/><rdf:rest rdf:nodeID="b"/>'
+        + '</rdf:Description><rdf:Description rdf:nodeID="b"><rdf:rest rdf:nodeID="a"/></rdf:Description>'
+        + "</rdf:RDF>"
+    )
+
+    with pytest.raises(InvalidOntology, match=r"owl:unionOf of rdfs:range of 'http://x/knows'.*loops back"):
+        parse_owl("x", document, "map", max_types=10)
+
+
+@pytest.mark.parametrize(
+    ("local_name", "inside", "json_form"),
+    [
+        ("P" * 101, "", {"name": "P" * 101}),
+        ("Per\u0080son", "", {"name": "Per\u0080son"}),
+        ("Person", "<rdfs:label>" + "y" * 101 + "</rdfs:label>", {"name": "Person", "aliases": ["y" * 101]}),
+        ("Person", "<skos:altLabel>-</skos:altLabel>", {"name": "Person", "aliases": ["-"]}),
+        (
+            "Person",
+            "".join(f"<rdfs:label>L{i}</rdfs:label>" for i in range(51)),
+            {"name": "Person", "aliases": [f"L{i}" for i in range(51)]},
+        ),
+        (
+            "Person",
+            "<rdfs:comment>" + "x" * 1001 + "</rdfs:comment>",
+            {"name": "Person", "description": "x" * 1001},
+        ),
+        (
+            "Person",
+            "<skos:definition>a\u009bb</skos:definition>",
+            {"name": "Person", "description": "a\u009bb"},
+        ),
+        # NEL is a space to str.split() too: collapsing it would let it past the rule
+        ("Person", "<rdfs:label>Hu\u0085man</rdfs:label>", {"name": "Person", "aliases": ["Hu\u0085man"]}),
+    ],
+)
+def test_the_owl_form_refuses_what_the_json_form_refuses_with_the_same_rule(local_name, inside, json_form):
+    with pytest.raises(ValidationError) as refused:
+        EntityTypeForm.model_validate(json_form)
+    rule = refused.value.errors()[0]["msg"].removeprefix("Value error, ")
+    document = OWL_HEAD + f'<owl:Class rdf:about="http://x/{local_name}">{inside}</owl:Class></rdf:RDF>'
+
+    with pytest.raises(InvalidOntology) as owl_refused:
+        parse_owl("x", document, "map", max_types=10)
+
+    assert rule in str(owl_refused.value) and "class 'http://x/" in str(owl_refused.value)
+
+
+def test_an_owl_label_or_comment_that_is_no_literal_is_no_text():
+    document = (
+        OWL_HEAD
+        + '<owl:Class rdf:about="http://x/Person"><rdfs:label rdf:resource="http://x/Human"/>'
+        + "<rdfs:comment><rdf:Description/></rdfs:comment><rdfs:label>Human</rdfs:label></owl:Class>"
+        + "</rdf:RDF>"
+    )
+
+    [person] = parse_owl("x", document, "map", max_types=10).entity_types
+
+    assert person.aliases == ("Human",) and person.description == ""

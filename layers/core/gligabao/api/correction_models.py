@@ -10,7 +10,13 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from gligabao.api.facts_models import FactTime, Relation, normalized_name
 from gligabao.api.forget_models import MAX_ID
 from gligabao.api.models import EdgeOut
-from gligabao.api.validation import NON_BLANK_TEXT_PATTERN, UserId
+from gligabao.api.validation import (
+    CONTROL_RANGES,
+    NON_BLANK_TEXT_PATTERN,
+    SPACE_RANGES,
+    UserId,
+    character_class,
+)
 from gligabao.timefmt import rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
@@ -20,6 +26,8 @@ CHANGEABLE = ("description", "target", "relation", "valid_at", "invalid_at")
 SUPERSEDERS = ("end", "keep")  # memory/corrections.py
 DESCRIPTION_MAX_CHARS = 4000  # a fact is one sentence; as long as a chunk at most
 REASON_MAX_CHARS = 1000
+# A name with something left once whitespace and control characters are removed (no NUL at all).
+TARGET_NAME_PATTERN = f"^[^\\u0000]*[^{character_class(SPACE_RANGES, CONTROL_RANGES)}][^\\u0000]*$"
 
 
 def _target(value: Any) -> Any:
@@ -31,10 +39,24 @@ def _target(value: Any) -> Any:
             raise ValueError("an entity id is a positive integer")
         return value
     if isinstance(value, str):
-        if not normalized_name(value):  # the facts' rule for names: not blank, inner spaces collapsed
-            raise ValueError("must not be empty")
-        return " ".join(value.split())
+        return _target_name(value)
     raise ValueError("must be an entity's name or id")
+
+
+def _target_name(value: str) -> str:
+    """The name as the facts' names reach the graph: inner whitespace collapsed (facts_models'
+    rule), then control characters removed by extraction's own clean_text (escapes that would reach
+    terminals and prompts); refused when nothing is left."""
+    # imported here, not with the module: the client reads these models without the memory core
+    from gligabao.memory.extraction import clean_text
+
+    if not normalized_name(value):
+        raise ValueError("must not be empty")
+    words = (clean_text(word) for word in value.split())
+    name = " ".join(word for word in words if word)
+    if not normalized_name(name):
+        raise ValueError("must not be only control characters")
+    return name
 
 
 Target = Annotated[
@@ -44,10 +66,11 @@ Target = Annotated[
         {
             "anyOf": [
                 {"type": "integer", "minimum": 1, "maximum": MAX_ID},
-                {"type": "string", "minLength": 1, "pattern": NON_BLANK_TEXT_PATTERN},
+                {"type": "string", "minLength": 1, "pattern": TARGET_NAME_PATTERN},
             ],
             "description": "the entity the fact now points to: its id, or its name (an entity of that "
-            "name in the fact's dataset, created with type unknown when there is none)",
+            "name in the fact's dataset, created with type unknown when there is none); control "
+            "characters are removed from a name, as from the names of facts",
         }
     ),
 ]

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from gligabao.api.models import absent
 from gligabao.api.validation import DatasetName, UserId, _strictly_string
 from gligabao.errors import BadRequest, PayloadTooLarge
 from gligabao.limits import Limits
 from gligabao.memory.ontologies import OntologyDocument, StoredOntology, json_document
-from gligabao.memory.ontology import EntityType, Ontology, RelationType, entity_type_key, relation_key
+from gligabao.memory.ontology import Description, EntityTypeForm, Ontology, RelationTypeForm
 from gligabao.timefmt import rfc3339
 
 OntologyName = Annotated[
@@ -22,65 +21,16 @@ OntologyName = Annotated[
     Field(description="1-64 characters of A-Z a-z 0-9 _ . -"),
 ]
 
-
-def _no_control_characters(value: str) -> str:
-    """No control character (NUL, which PostgreSQL text and jsonb cannot hold, escapes that would
-    reach prompts); tabs and line breaks stay."""
-    if any(unicodedata.category(ch) == "Cc" and ch not in "\t\n\r" for ch in value):
-        raise ValueError("must not contain control characters")
-    return value
-
-
-def _named(value: str) -> str:
-    if not any(ch.isalnum() for ch in value):
-        raise ValueError("a type name needs a letter or a digit")
-    return value
-
-
-TypeName = Annotated[
-    str,
-    BeforeValidator(_strictly_string),
-    StringConstraints(min_length=1, max_length=100),
-    AfterValidator(_no_control_characters),
-    AfterValidator(_named),
-]
-Description = Annotated[
-    str,
-    BeforeValidator(_strictly_string),
-    StringConstraints(max_length=1000),
-    AfterValidator(_no_control_characters),
-]
-Names = Annotated[list[TypeName], Field(max_length=50)]
-
 OUT_OF_ONTOLOGY_DESCRIPTION = (
     "what becomes of an extracted entity type or relation outside the ontology: map (to the nearest "
     "allowed one, the default) or drop"
 )
 
 
-class EntityTypeForm(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: TypeName = Field(description='"Person"; stored on entities as lowercase words ("person")')
-    description: Description = ""
-    aliases: Names = Field(default_factory=list, description='other names of it ("Company"), matched as it')
-    parents: Names = Field(default_factory=list, description="the entity types it is a kind of")
-
-
-class RelationTypeForm(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: TypeName = Field(description='"worksFor"; stored on edges in snake_case ("works_for")')
-    description: Description = ""
-    domain: Names = Field(default_factory=list, description="the entity types of its source; [] = any")
-    range: Names = Field(default_factory=list, description="the entity types of its target; [] = any")
-    aliases: Names = Field(default_factory=list)
-    parents: Names = Field(default_factory=list, description="the relation types it is a kind of")
-
-
 class OntologyBody(BaseModel):
     """Exactly one of `content` (OWL in RDF/XML) and the JSON form (`entity_types`, and
-    `relation_types`). Unknown fields are refused."""
+    `relation_types`). Unknown fields are refused. The JSON form's models are memory/ontology.py's:
+    an OWL document is read into them (memory/owl.py), so both forms obey the same limits."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -122,28 +72,8 @@ class OntologyBody(BaseModel):
     def _ontology(self, name: str) -> Ontology:
         return Ontology(
             name,
-            tuple(
-                EntityType(
-                    t.name,
-                    entity_type_key(t.name),
-                    t.description.strip(),
-                    tuple(t.aliases),
-                    tuple(entity_type_key(p) for p in t.parents),
-                )
-                for t in self.entity_types or []
-            ),
-            tuple(
-                RelationType(
-                    r.name,
-                    relation_key(r.name),
-                    r.description.strip(),
-                    tuple(entity_type_key(d) for d in r.domain),
-                    tuple(entity_type_key(d) for d in r.range),
-                    tuple(r.aliases),
-                    tuple(relation_key(p) for p in r.parents),
-                )
-                for r in self.relation_types or []
-            ),
+            tuple(t.entity_type() for t in self.entity_types or []),
+            tuple(r.relation_type() for r in self.relation_types or []),
             self.out_of_ontology,
         )
 

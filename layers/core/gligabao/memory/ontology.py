@@ -18,6 +18,10 @@ The nearest allowed type, deterministic, in this order:
 A fact whose relation is allowed but whose ends do not fit its domain and range (subclasses fit,
 through rdfs:subClassOf) is handled as a relation outside the ontology. A fact with no allowed
 relation that fits its ends is dropped, whatever the setting; so is a fact whose entity was dropped.
+
+The JSON form's models (EntityTypeForm, RelationTypeForm) hold the rules of a type's name,
+description, aliases, parents, domain and range: the API validates the JSON form with them, and
+memory/owl.py reads an OWL document into them, so both forms obey one set of rules.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from gligabao.memory.extraction import (
     UNKNOWN_TYPE,
@@ -139,6 +146,89 @@ class Ontology:
                 for r in parsed["relation_types"]
             ),
             out_of_ontology,
+        )
+
+
+# --- the JSON form: its rules are the OWL form's too (memory/owl.py builds it from the document) --
+
+
+def _string(value: object) -> object:
+    """A string, never a number or a list turned into one: api/validation.py's _strictly_string,
+    which this layer may not import."""
+    if value is not None and not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+def _no_control_characters(value: str) -> str:
+    """No control character (NUL, which PostgreSQL text and jsonb cannot hold, escapes that would
+    reach prompts); tabs and line breaks stay."""
+    if any(unicodedata.category(ch) == "Cc" and ch not in "\t\n\r" for ch in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def _named(value: str) -> str:
+    if not any(ch.isalnum() for ch in value):
+        raise ValueError("a type name needs a letter or a digit")
+    return value
+
+
+# The constraints before the validators: pydantic then says "String should have at most 100
+# characters", not "Value should have at most 100 items".
+TypeName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=100),
+    BeforeValidator(_string),
+    AfterValidator(_no_control_characters),
+    AfterValidator(_named),
+]
+Description = Annotated[
+    str,
+    StringConstraints(max_length=1000),
+    BeforeValidator(_string),
+    AfterValidator(_no_control_characters),
+]
+Names = Annotated[list[TypeName], Field(max_length=50)]
+
+
+class EntityTypeForm(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: TypeName = Field(description='"Person"; stored on entities as lowercase words ("person")')
+    description: Description = ""
+    aliases: Names = Field(default_factory=list, description='other names of it ("Company"), matched as it')
+    parents: Names = Field(default_factory=list, description="the entity types it is a kind of")
+
+    def entity_type(self) -> EntityType:
+        return EntityType(
+            self.name,
+            entity_type_key(self.name),
+            self.description.strip(),
+            tuple(self.aliases),
+            tuple(entity_type_key(p) for p in self.parents),
+        )
+
+
+class RelationTypeForm(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: TypeName = Field(description='"worksFor"; stored on edges in snake_case ("works_for")')
+    description: Description = ""
+    domain: Names = Field(default_factory=list, description="the entity types of its source; [] = any")
+    range: Names = Field(default_factory=list, description="the entity types of its target; [] = any")
+    aliases: Names = Field(default_factory=list)
+    parents: Names = Field(default_factory=list, description="the relation types it is a kind of")
+
+    def relation_type(self) -> RelationType:
+        return RelationType(
+            self.name,
+            relation_key(self.name),
+            self.description.strip(),
+            tuple(entity_type_key(d) for d in self.domain),
+            tuple(entity_type_key(d) for d in self.range),
+            tuple(self.aliases),
+            tuple(relation_key(p) for p in self.parents),
         )
 
 

@@ -13,30 +13,38 @@ their values' lengths. rdflib parses from the string (never a URL) and does not 
 Read from the graph: the owl:Class (and rdfs:Class) with an IRI, and the owl:ObjectProperty; each
 named by its IRI's local name, described by rdfs:comment (else skos:definition), with rdfs:label,
 skos:prefLabel and skos:altLabel as aliases, rdfs:subClassOf / rdfs:subPropertyOf parents, and
-rdfs:domain / rdfs:range (a class, or an owl:unionOf of classes).
+rdfs:domain / rdfs:range (a class, or an owl:unionOf of classes). What is read of each class and
+property is checked as the JSON form is (memory/ontology.py, EntityTypeForm and RelationTypeForm):
+the same lengths, counts and characters, whichever form a caller registers. An RDF list that loops
+(its rdf:rest back to itself) is refused, not followed.
 """
 
 from __future__ import annotations
 
 import re
 import xml.parsers.expat
+from typing import TypeVar
 
-from rdflib import OWL, RDF, RDFS, SKOS, BNode, Graph, URIRef
+from pydantic import ValidationError
+from rdflib import OWL, RDF, RDFS, SKOS, BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 
 from gligabao.memory.ontology import (
-    EntityType,
+    EntityTypeForm,
     InvalidOntology,
     Ontology,
-    RelationType,
+    RelationTypeForm,
     build_ontology,
-    entity_type_key,
-    relation_key,
 )
 
 MAX_ENTITIES = 64
 MAX_ENTITY_CHARS = 1024
 EXPANDED_MAX_FACTOR = 4  # the text after entity expansion: at most 4 times the document
+
+Form = TypeVar("Form", EntityTypeForm, RelationTypeForm)
+# Whitespace, but for the control characters among it (U+000B, U+000C, U+001C-U+001F, U+0085):
+# collapsed to a space they would slip past the JSON form's rule against control characters.
+_SPACES = re.compile(r"[^\S\x0b\x0c\x1c-\x1f\x85]+")
 
 
 class _Refused(Exception):
@@ -95,7 +103,8 @@ def check_document(document: str) -> None:
 
 def parse_owl(name: str, document: str, out_of_ontology: str, *, max_types: int) -> Ontology:
     """The ontology an OWL RDF/XML document declares (module docstring); InvalidOntology with what
-    is wrong otherwise."""
+    is wrong otherwise. Each class and property is read into the JSON form's model, so the OWL form
+    obeys the same limits and character rules."""
     check_document(document)
     graph = Graph()
     try:
@@ -109,31 +118,69 @@ def parse_owl(name: str, document: str, out_of_ontology: str, *, max_types: int)
     for kind, found in (("classes", classes), ("object properties", properties)):
         if len(found) > max_types:
             raise InvalidOntology(f"at most {max_types} {kind} (got {len(found)})")
-    class_key = {iri: entity_type_key(_local_name(iri)) for iri in classes}
-    property_key = {iri: relation_key(_local_name(iri)) for iri in properties}
+    class_name = {iri: _local_name(iri) for iri in classes}
+    property_name = {iri: _local_name(iri) for iri in properties}
     entity_types = [
-        EntityType(
-            _local_name(iri),
-            class_key[iri],
-            _description(graph, iri),
-            _aliases(graph, iri),
-            tuple(class_key[p] for p in _objects(graph, iri, RDFS.subClassOf) if p in class_key),
-        )
+        _form(EntityTypeForm, "class", iri, _class_fields(graph, iri, class_name)).entity_type()
         for iri in sorted(classes)
     ]
     relation_types = [
-        RelationType(
-            _local_name(iri),
-            property_key[iri],
-            _description(graph, iri),
-            _classes_of(graph, iri, RDFS.domain, class_key),
-            _classes_of(graph, iri, RDFS.range, class_key),
-            _aliases(graph, iri),
-            tuple(property_key[p] for p in _objects(graph, iri, RDFS.subPropertyOf) if p in property_key),
-        )
+        _form(
+            RelationTypeForm, "object property", iri, _property_fields(graph, iri, class_name, property_name)
+        ).relation_type()
         for iri in sorted(properties)
     ]
     return build_ontology(name, entity_types, relation_types, out_of_ontology, max_types=max_types)
+
+
+def _class_fields(graph: Graph, iri: URIRef, class_name: dict[URIRef, str]) -> dict:
+    """What the document says of a class, as the JSON form's fields."""
+    return {
+        "name": class_name[iri],
+        "description": _description(graph, iri),
+        "aliases": _aliases(graph, iri),
+        "parents": _names(_objects(graph, iri, RDFS.subClassOf), class_name),
+    }
+
+
+def _property_fields(
+    graph: Graph, iri: URIRef, class_name: dict[URIRef, str], property_name: dict[URIRef, str]
+) -> dict:
+    """What the document says of an object property, as the JSON form's fields."""
+    return {
+        "name": property_name[iri],
+        "description": _description(graph, iri),
+        "domain": _classes_of(graph, iri, RDFS.domain, class_name),
+        "range": _classes_of(graph, iri, RDFS.range, class_name),
+        "aliases": _aliases(graph, iri),
+        "parents": _names(_objects(graph, iri, RDFS.subPropertyOf), property_name),
+    }
+
+
+# Where each field of the JSON form comes from in the document, for the 400 that names it.
+_SOURCES = {
+    "name": "its IRI's local name",
+    "description": "rdfs:comment or skos:definition",
+    "aliases": "rdfs:label, skos:prefLabel, skos:altLabel",
+    "parents": "rdfs:subClassOf or rdfs:subPropertyOf",
+    "domain": "rdfs:domain",
+    "range": "rdfs:range",
+}
+
+
+def _form(model: type[Form], kind: str, iri: URIRef, fields: dict) -> Form:
+    """The JSON form's model of a class or property; InvalidOntology naming the class or property,
+    the field and the rule it breaks (never the value: it may be 500 KiB long)."""
+    try:
+        return model.model_validate(fields)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        source = _SOURCES.get(str(error["loc"][0]) if error["loc"] else "", "")
+        raise InvalidOntology(
+            f"{kind} {_shown(iri)}: {where}: {message}" + (f" ({source})" if source else "")
+        ) from None
 
 
 def _subjects(graph: Graph, kind: URIRef) -> set[URIRef]:
@@ -142,6 +189,11 @@ def _subjects(graph: Graph, kind: URIRef) -> set[URIRef]:
 
 def _objects(graph: Graph, subject: URIRef, predicate: URIRef) -> list:
     return sorted(graph.objects(subject, predicate), key=str)
+
+
+def _names(nodes: list, name_of: dict[URIRef, str]) -> list[str]:
+    """The names of the nodes that are declared (a parent outside the document is left out), each once."""
+    return list(dict.fromkeys(name_of[node] for node in nodes if node in name_of))
 
 
 def _local_name(iri: URIRef) -> str:
@@ -157,29 +209,47 @@ def _description(graph: Graph, iri: URIRef) -> str:
     return ""
 
 
-def _aliases(graph: Graph, iri: URIRef) -> tuple[str, ...]:
+def _aliases(graph: Graph, iri: URIRef) -> list[str]:
     name = _local_name(iri)
     labels = [t for p in (RDFS.label, SKOS.prefLabel, SKOS.altLabel) for t in _texts(graph, iri, p)]
-    return tuple(dict.fromkeys(label for label in labels if label != name))
+    return list(dict.fromkeys(label for label in labels if label != name))
 
 
 def _texts(graph: Graph, iri: URIRef, predicate: URIRef) -> list[str]:
-    """The literals, English (or untagged) first, each once."""
-    literals = list(graph.objects(iri, predicate))
-    ordered = sorted(literals, key=lambda lit: (getattr(lit, "language", None) not in (None, "en"), str(lit)))
-    return list(dict.fromkeys(" ".join(str(lit).split()) for lit in ordered if str(lit).strip()))
+    """The literals, English (or untagged) first, each once, whitespace collapsed. Only literals: a
+    label or comment that is an IRI or a blank node is no text (a blank node's name is random: the
+    result would be too)."""
+    literals = [o for o in graph.objects(iri, predicate) if isinstance(o, Literal)]
+    ordered = sorted(literals, key=lambda lit: (lit.language not in (None, "en"), str(lit)))
+    texts = (_SPACES.sub(" ", str(lit)).strip(" ") for lit in ordered)
+    return list(dict.fromkeys(text for text in texts if text))
 
 
-def _classes_of(graph: Graph, iri: URIRef, predicate: URIRef, class_key: dict) -> tuple[str, ...]:
+def _classes_of(graph: Graph, iri: URIRef, predicate: URIRef, class_name: dict[URIRef, str]) -> list[str]:
     """The classes of a domain or range: named, or an owl:unionOf of named classes."""
-    keys: list[str] = []
+    nodes: list = []
     for value in _objects(graph, iri, predicate):
-        if isinstance(value, URIRef) and value in class_key:
-            keys.append(class_key[value])
+        if isinstance(value, URIRef):
+            nodes.append(value)
         elif isinstance(value, BNode):
             for union in graph.objects(value, OWL.unionOf):
-                keys += [class_key[m] for m in Collection(graph, union) if m in class_key]
-    return tuple(dict.fromkeys(keys))
+                nodes += _members(
+                    graph, union, f"the owl:unionOf of rdfs:{_local_name(predicate)} of {_shown(iri)}"
+                )
+    return _names(nodes, class_name)
+
+
+def _members(graph: Graph, head, what: str) -> list:
+    """The members of an RDF list; InvalidOntology when it loops (rdflib raises a ValueError)."""
+    try:
+        return list(Collection(graph, head))
+    except ValueError:
+        raise InvalidOntology(f"{what} is a list whose rdf:rest loops back into itself") from None
+
+
+def _shown(iri: URIRef, most: int = 80) -> str:
+    text = str(iri)
+    return repr(text if len(text) <= most else text[: most - 1] + "…")
 
 
 def _first_line(exc: Exception) -> str:

@@ -31,8 +31,9 @@ router = APIGatewayHttpRouter()
 _BODY_ERRORS = (
     "invalid JSON body, unknown field, bad user_id, name or dataset, not exactly one of content and "
     "entity_types, a document that is not well-formed XML or not OWL in RDF/XML, an external DTD, "
-    "external, parameter or nested entities, a domain, range or parent naming no declared type, more "
-    "types than GB_ONTOLOGY_MAX_TYPES"
+    "external, parameter or nested entities, an RDF list that loops, a class or property whose name, "
+    "labels or comment break the JSON form's rules (lengths, counts, control characters), a domain, "
+    "range or parent naming no declared type, more types than GB_ONTOLOGY_MAX_TYPES"
 )
 _TOO_LARGE = "the document (or the JSON form) is larger than GB_ONTOLOGY_MAX_BYTES (512 KiB)"
 
