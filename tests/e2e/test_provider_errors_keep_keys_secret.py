@@ -55,10 +55,12 @@ def assert_no_key_anywhere(reply, db, capfd, caplog, fake, quoted_key: str) -> N
     assert "failed" in reply.json["error"]  # the provider's failure is told, without its key
     failed = db.execute("SELECT count(*) FROM gb_inferences WHERE NOT ok").fetchone()[0]
     assert failed >= 1  # the failed call was recorded: there was a row to leak into
+    output = logged(capfd, caplog)  # once: reading the capture empties it
+    rows = rows_of_every_table(db)
     for key in KEYS:
         assert key not in reply.raw.decode()
-        assert key not in rows_of_every_table(db)
-        assert key not in logged(capfd, caplog)
+        assert key not in rows
+        assert key not in output
     # The failed request carried the key, so the fake's error quoted it: there was a key to leak.
     assert key_sent(fake.requests[-1].headers) == quoted_key
 
@@ -128,9 +130,11 @@ def test_an_asynchronous_remember_failed_by_such_an_error_keeps_the_key_out_of_i
     status, error = artifact_status(db, artifact_id)
     assert status == "failed" and "LLM call of stage extract failed" in error
     shown = api.get(f"/v1/gb/artifacts/{artifact_id}?user_id=u1")
+    output = logged(capfd, caplog)  # once: reading the capture empties it
+    rows = rows_of_every_table(db)
     for key in KEYS:
         assert key not in error
         assert key not in shown.raw.decode()
-        assert key not in rows_of_every_table(db)
-        assert key not in logged(capfd, caplog)
+        assert key not in rows
+        assert key not in output
     assert key_sent(fake_anthropic.requests[-1].headers) == ANTHROPIC_KEY

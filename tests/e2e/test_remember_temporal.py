@@ -83,12 +83,20 @@ def test_a_contradicted_edge_is_expired_now_and_invalid_from_the_new_facts_valid
 
 def test_a_contradicted_edge_without_a_new_start_is_invalid_from_the_reference_time(api, db, models):
     paris = remember(api, "Alice lives in Paris.", reference_time="2020-01-01T00:00:00Z")["edges"][0]
+    before = datetime.now(UTC)
 
     body = remember(api, "Alice lives in Lyon.", reference_time=REFERENCE_TIME)
 
-    assert body["superseded"] == [
-        {"id": paris["id"], "invalid_at": REFERENCE_TIME, "expired_at": body["superseded"][0]["expired_at"]}
-    ]
+    [superseded] = body["superseded"]
+    assert superseded.keys() == {"id", "invalid_at", "expired_at"}
+    assert (superseded["id"], superseded["invalid_at"]) == (paris["id"], REFERENCE_TIME)
+    # expired now: during this remember, as stored
+    assert before - timedelta(seconds=1) <= utc(superseded["expired_at"]) <= datetime.now(UTC)
+    assert edge_times(db, paris["id"]) == (
+        utc("2020-01-01T00:00:00Z"),
+        utc(REFERENCE_TIME),
+        utc(superseded["expired_at"]),
+    )
 
 
 def test_a_contradicted_fact_that_had_ended_before_the_new_one_began_is_not_superseded(api, db, models):

@@ -6,7 +6,11 @@ memory is never reached."""
 
 from __future__ import annotations
 
+import json
+import math
+
 import pytest
+from fakes.openai_server import cosine
 from sql_counting import counting_round_trips
 
 FACTS_CRM = {
@@ -33,6 +37,18 @@ FACTS_CRM = {
         },
     ],
 }
+# What remember embeds of them (the lives_in fact first): a fact's ends, relation and description,
+# an entity's name, type and description.
+GRAPH_TEXTS = [
+    "Alice lives_in Paris: Alice lives in Paris.",
+    "Alice works_at Acme: Alice works at Acme.",
+    "Alice knows Bob: Alice knows Bob.",
+    "Alice (person): engineer",
+    "Acme (organization): ",
+    "Paris (place): ",
+    "Alice (person): ",
+    "Bob (person): ",
+]
 FACTS_CHAT = {
     "entities": [{"name": "Alice", "type": "person"}, {"name": "Bob", "type": "person"}],
     "edges": [{"source": "Alice", "target": "Bob", "relation": "knows", "description": "Alice knows Bob."}],
@@ -100,11 +116,45 @@ def test_limit_cuts_each_list(api, alices_graph):
     assert len(reply.json["edges"]) == 1 and len(reply.json["entities"]) == 1
 
 
-def test_a_threshold_above_every_cosine_keeps_vector_reasons_out(api, alices_graph):
-    reply = search(api, similarity_threshold=1)
-
+def vector_matches(reply) -> list[str]:
+    """The relations of the facts and the names of the entities found by their vector."""
     assert reply.status == 200, reply.json
-    assert all("vector" not in item["reasons"] for item in reply.json["edges"] + reply.json["entities"])
+    return sorted(
+        [e["relation"] for e in reply.json["edges"] if "vector" in e["reasons"]]
+        + [e["name"] for e in reply.json["entities"] if "vector" in e["reasons"]]
+    )
+
+
+def test_the_similarity_threshold_decides_which_items_are_vector_matches(api, db, alices_graph, models):
+    _, fake_openai = models
+    stored = db.execute(
+        "SELECT embedding::text FROM gb_edges UNION ALL SELECT embedding::text FROM gb_entities"
+    ).fetchall()
+    assert len(stored) == 7 and all(
+        any(cosine(json.loads(vector), fake_openai.vector(t)) > 0.9999 for t in GRAPH_TEXTS)
+        for (vector,) in stored
+    )  # the graph's vectors are those of GRAPH_TEXTS
+    question = "Where does Alice live and work?"
+    lives_in = fake_openai.vector("Alice lives_in Paris: Alice lives in Paris.")  # the fact's vector
+    # the question's: cosine 0.7 with the fact's (the rest on a dimension none of the graph's uses)
+    graph_vectors = [fake_openai.vector(t) for t in GRAPH_TEXTS]
+    free = next(i for i in range(len(lives_in)) if all(v[i] == 0 for v in graph_vectors))
+    toward = [0.7 * x for x in lives_in]
+    toward[free] = math.sqrt(1 - 0.7**2)
+    fake_openai.override(question, toward)
+    assert cosine(toward, lives_in) == pytest.approx(0.7)
+    assert all(cosine(toward, v) < 0.4 for v in graph_vectors[1:])  # the rest: under even the default
+
+    at_default = search(api, question)  # the deployment's 0.4
+    below = search(api, question, similarity_threshold=0.65)
+    above = search(api, question, similarity_threshold=0.75)
+    above_every_cosine = search(api, question, similarity_threshold=1)
+
+    assert vector_matches(at_default) == ["lives_in"]
+    assert vector_matches(below) == ["lives_in"]
+    assert vector_matches(above) == []
+    assert vector_matches(above_every_cosine) == []
+    assert relations(above) == ["knows", "lives_in", "works_at"]  # still found, by keyword: Alice
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ the isolation of every other read."""
 from __future__ import annotations
 
 import json
+import time
 from urllib.parse import quote
 
 import atif
@@ -111,10 +112,14 @@ def test_every_model_call_of_a_query_is_an_agent_step_with_its_model_level_token
     assert [step["extra"]["stage"] for step in agents] == ["embed", "query"]
     embed, answer = agents
     assert embed["model_name"] == "text-embedding-3-small" and embed["metrics"]["prompt_tokens"] > 0
-    assert answer["reasoning_effort"] == "low"
+    # the price table's: text-embedding-3-small 0.02 USD per million tokens
+    assert embed["metrics"]["cost_usd"] == pytest.approx(embed["metrics"]["prompt_tokens"] * 0.02 / 1e6)
+    assert answer["model_name"] == "claude-haiku-5-5" and answer["reasoning_effort"] == "low"
     assert answer["llm_call_count"] == 1
-    assert answer["metrics"]["prompt_tokens"] > 0 and answer["metrics"]["completion_tokens"] > 0
-    assert answer["metrics"]["cost_usd"] > 0
+    prompt, completion = answer["metrics"]["prompt_tokens"], answer["metrics"]["completion_tokens"]
+    assert prompt > 0 and completion > 0
+    # claude-haiku-5-5: 0.10 USD per million input tokens, 0.50 per million output (thinking included)
+    assert answer["metrics"]["cost_usd"] == pytest.approx((prompt * 0.10 + completion * 0.50) / 1e6)
     # the answer is the last step
     assert trajectory["steps"][-1] == answer and answer["message"] == "Alice works at Acme."
     totals = trajectory["final_metrics"]
@@ -169,7 +174,22 @@ def test_eval_must_be_true_or_false(api, eval_models):
 # --- remember -----------------------------------------------------------------------------------
 
 
-def test_an_eval_remember_returns_a_valid_atif_trajectory_of_its_five_stages(api, db, eval_models):
+class SteppingClock:
+    """memory/trajectory.py's `time`: the real perf_counter, each reading 0.25 s later again than
+    the one before it, as if each stage took that much more."""
+
+    def __init__(self):
+        self.readings = 0
+
+    def perf_counter(self) -> float:
+        self.readings += 1
+        return time.perf_counter() + 0.25 * self.readings
+
+
+def test_an_eval_remember_returns_a_valid_atif_trajectory_of_its_five_stages(
+    api, db, eval_models, monkeypatch
+):
+    monkeypatch.setattr("gligabao.memory.trajectory.time", SteppingClock())
     reply = api.post(
         "/v1/gb/remember",
         {"user_id": "u1", "text": "Alice works at Acme.", "session_id": "a", "eval": True},
@@ -187,7 +207,11 @@ def test_an_eval_remember_returns_a_valid_atif_trajectory_of_its_five_stages(api
         ("Alice", "works_at", "Acme")
     ]
     assert stages["storage"]["outputs"]["artifact_id"] == reply.json["artifact_id"]
-    assert all(stage["duration_ms"] >= 0 for stage in stages.values())
+    # each stage measured apart, from the end of the one before: its clock's step at least, and
+    # together no more than the whole call
+    durations = [stage["duration_ms"] for stage in stages.values()]
+    assert len(durations) == 5 and all(duration >= 250 for duration in durations)
+    assert sum(durations) <= trajectory["final_metrics"]["extra"]["duration_ms"] + 0.01
     assert [s["extra"]["stage"] for s in steps_named(trajectory, "agent")[:-1]] == ["extract", "embed"]
     assert trajectory["steps"][-1]["llm_call_count"] == 0  # what was stored: no model call of its own
     assert count_rows(db, "gb_trajectories") == 1

@@ -279,8 +279,10 @@ def test_tokens_and_cost_are_recorded(fake_anthropic, call):
         "cache_creation_input_tokens": 300,
         "output_tokens": 500,
     }
-    fake_anthropic.queue(Reply(data=ALICE_AT_ACME, usage=usage))
+    fake_anthropic.queue(Reply(data=ALICE_AT_ACME, usage=usage, delay_s=0.2))
+    started = time.monotonic()
     complete(call, "extract")
+    took_ms = round((time.monotonic() - started) * 1000)
     [inference] = call.inferences
     assert (inference.stage, inference.model, inference.reasoning) == ("extract", "claude-haiku-5-5", "none")
     assert inference.input_tokens == 1500  # input, cache reads and cache writes
@@ -290,7 +292,7 @@ def test_tokens_and_cost_are_recorded(fake_anthropic, call):
     # claude-haiku-5-5: 1000 x 0.10 + 300 x 0.125 (cache write) + 200 x 0.01 (cache read) + 500 x 0.50
     assert inference.cost_usd == 0.0003895
     assert inference.ok is True and inference.error is None
-    assert inference.duration_ms >= 0
+    assert 200 <= inference.duration_ms <= took_ms  # the fake's 0.2 s at least, the call's time at most
 
 
 def test_thinking_tokens_are_recorded_and_billed_as_output(fake_anthropic, call):
@@ -314,13 +316,14 @@ def test_a_configured_price_prices_claude_calls_too(fake_anthropic, call):
 
 
 def test_a_failed_reply_still_records_its_tokens(fake_anthropic, call):
-    fake_anthropic.queue(Reply(text='{"facts": [', stop_reason="max_tokens", usage={"output_tokens": 4096}))
+    usage = {"input_tokens": 1000, "output_tokens": 4096}
+    fake_anthropic.queue(Reply(text='{"facts": [', stop_reason="max_tokens", usage=usage))
     with pytest.raises(ProviderError):
         complete(call)
     inference = call.inferences[-1]
-    assert inference.ok is False
-    assert inference.output_tokens == 4096
-    assert inference.cost_usd is not None
+    assert (inference.ok, inference.error) == (False, "LLM reply of stage extract was truncated (max_tokens)")
+    assert (inference.input_tokens, inference.output_tokens) == (1000, 4096)
+    assert inference.cost_usd == pytest.approx(0.002148)  # claude-haiku-5-5: 1000 x 0.10 + 4096 x 0.50
 
 
 def test_an_unknown_model_is_recorded_without_cost(fake_anthropic, call):

@@ -439,15 +439,45 @@ def test_a_template_asking_for_a_schema_this_code_lacks_fails(
     )
 
 
+class MigrationClock:
+    """The migrations' `time` (db/migrate.py): the real monotonic clock, but each pause between two
+    attempts to lock is recorded and runs `during_pause` (the other transaction ending, say)
+    instead of sleeping."""
+
+    def __init__(self):
+        self.pauses: list[float] = []
+        self.during_pause = lambda: None
+
+    @staticmethod
+    def monotonic() -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.during_pause()
+
+
 @pytest.fixture
-def quick_lock_retries(monkeypatch):
+def quick_lock_retries(monkeypatch) -> MigrationClock:
     monkeypatch.setattr(deploy_migrations, "LOCK_TIMEOUT_MS", 300)
     monkeypatch.setattr(deploy_migrations, "LOCK_PAUSE_SECONDS", 0.2)
     monkeypatch.setattr(deploy_migrations, "LOCK_ATTEMPTS", 2)
+    clock = MigrationClock()
+    monkeypatch.setattr(migrate, "time", clock)
+    return clock
+
+
+def lock_waits(caplog, name: str) -> list[int]:
+    """The attempts of migration `name` that ended at the lock timeout and were retried."""
+    return [
+        record.attempt
+        for record in caplog.records
+        if record.getMessage() == "migration waiting for a lock" and record.migration == name
+    ]
 
 
 def test_a_migration_blocked_by_a_lock_fails_the_deploy_with_the_reason_and_changes_nothing(
-    fresh_database, response_server, migrate_handler, extra_migration, quick_lock_retries
+    fresh_database, response_server, migrate_handler, extra_migration, quick_lock_retries, caplog
 ):
     migrate_handler(_event("Create", response_server.url), FakeContext())
     name = extra_migration(
@@ -457,9 +487,7 @@ def test_a_migration_blocked_by_a_lock_fails_the_deploy_with_the_reason_and_chan
 
     with psycopg.connect(fresh_database) as holder:  # an API query's transaction, still open
         holder.execute("SELECT count(*) FROM gb_datasets")
-        started = time.monotonic()
         migrate_handler(_update(response_server.url, asks=None, had=None), FakeContext())
-        waited = time.monotonic() - started
 
     body = response_server.requests[1]["body"]
     assert body["Status"] == "FAILED"
@@ -468,24 +496,43 @@ def test_a_migration_blocked_by_a_lock_fails_the_deploy_with_the_reason_and_chan
         "another transaction holds them; rolled back, nothing of it applied / LockNotAvailable: "
         "canceling statement due to lock timeout"
     )
-    assert waited < 5  # two waits of 300 ms and a pause, not the holder's whole transaction
+    # two waits of 300 ms (the lock timeout) and one pause between them, not the holder's whole
+    # transaction (which never ends while the migration runs)
+    assert lock_waits(caplog, name) == [1]
+    assert quick_lock_retries.pauses == [0.2]
     assert _schema(fresh_database) == before  # not even the table created before the blocked statement
 
 
 def test_the_lock_is_taken_at_a_later_attempt_once_the_other_transaction_ends(
-    fresh_database, response_server, migrate_handler, extra_migration, quick_lock_retries
+    fresh_database, response_server, migrate_handler, extra_migration, quick_lock_retries, caplog
 ):
     migrate_handler(_event("Create", response_server.url), FakeContext())
     name = extra_migration("ALTER TABLE gb_datasets ADD COLUMN waited int")
     holder = psycopg.connect(fresh_database)
-    holder.execute("SELECT count(*) FROM gb_datasets")
-    threading.Timer(0.4, holder.close).start()  # the API's transaction ends during the first wait
+    holder.execute("SELECT count(*) FROM gb_datasets")  # an API query's transaction, still open
+    applied_during_the_pause = []
 
-    migrate_handler(_update(response_server.url, asks=None, had=None), FakeContext())
+    def the_other_transaction_ends():
+        with psycopg.connect(fresh_database, autocommit=True) as conn:
+            applied_during_the_pause.append(
+                conn.execute("SELECT count(*) FROM gb_schema_migrations WHERE name = 'extra'").fetchone()[0]
+            )
+        holder.close()
 
+    quick_lock_retries.during_pause = the_other_transaction_ends
+
+    # 10 s: a wait for the holder that no lock timeout ends is cancelled then (FAILED), not hung
+    migrate_handler(_update(response_server.url, asks=None, had=None), FakeContext(seconds_for_migrations=10))
+
+    assert lock_waits(caplog, name) == [1]  # the first attempt ended at the lock timeout
+    assert quick_lock_retries.pauses == [0.2] and applied_during_the_pause == [0]
     body = response_server.requests[1]["body"]
-    assert body["Status"] == "SUCCESS"
+    assert body["Status"] == "SUCCESS"  # the second attempt took the lock
     assert body["Data"] == {"applied": name, "count": "1"}
+    with psycopg.connect(fresh_database) as conn:
+        assert conn.execute("SELECT count(*) FROM gb_schema_migrations WHERE name = 'extra'").fetchone() == (
+            1,
+        )
 
 
 def test_a_migration_that_outlives_the_invocation_is_cancelled_and_answered_before_the_function_ends(

@@ -1,6 +1,8 @@
 """Provider faults, injected by the fake servers under the real SDKs, for the Messages API and the
 Embeddings API alike: each call ends in a success (after retries) or a clear 502, within its
-deadline, with exactly one inference recorded (ai/retries.py)."""
+deadline, with exactly one inference recorded (ai/retries.py). How long calls wait is asserted on
+what they were given and scheduled (fakes/attempt_log.py: each attempt's timeout, each socket
+operation's, each wait before a retry), not on how long they took on this machine."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 from conftest import reconfigure
+from fakes.attempt_log import AttemptLog
 from fakes.fake_http import FakeServer, Fault
 from pydantic import BaseModel
 
@@ -101,46 +104,51 @@ def assert_one_inference(call: CallContext, ok: bool, error: str | None = None) 
         assert error in inference.error
 
 
-def timed(function):
-    started = time.monotonic()
+@pytest.fixture
+def attempts(monkeypatch) -> AttemptLog:
+    return AttemptLog(monkeypatch)
+
+
+def outcome(function):
+    """What the call returned, or the ProviderError it raised."""
     try:
-        return function(), time.monotonic() - started
+        return function()
     except ProviderError as error:
-        return error, time.monotonic() - started
+        return error
 
 
 # --- statuses -----------------------------------------------------------------------------------
 
 
-def test_a_rate_limit_honours_retry_after_then_succeeds(provider, call):
+def test_a_rate_limit_honours_retry_after_then_succeeds(provider, call, attempts):
     provider.server.inject(Fault.error(429, retry_after="1"))
 
-    result, elapsed = timed(lambda: provider.call(call, time.monotonic() + 10))
+    result = outcome(lambda: provider.call(call, time.monotonic() + 10))
 
     assert succeeded(provider, result)
     assert provider.attempts == 2
-    assert 1.0 <= elapsed < 5.0  # waited the asked second, not an attempt's timeout
+    assert attempts.waits == [1.0]  # waited the asked second, not a backoff or an attempt's timeout
     assert_one_inference(call, ok=True)
 
 
-def test_a_rate_limit_honours_retry_after_ms(provider, call):
+def test_a_rate_limit_honours_retry_after_ms(provider, call, attempts):
     provider.server.inject(Fault.error(429, retry_after_ms="300"))
 
-    result, elapsed = timed(lambda: provider.call(call))
+    result = outcome(lambda: provider.call(call))
 
     assert succeeded(provider, result)
-    assert elapsed >= 0.3
+    assert attempts.waits == [0.3]
 
 
-def test_a_retry_after_longer_than_the_time_left_is_a_502_at_once(provider, call):
+def test_a_retry_after_longer_than_the_time_left_is_a_502_at_once(provider, call, attempts):
     provider.server.inject(Fault.error(429, retry_after="30"))
 
-    error, elapsed = timed(lambda: provider.call(call, time.monotonic() + 25))
+    error = outcome(lambda: provider.call(call, time.monotonic() + 25))
 
     assert isinstance(error, ProviderError) and error.status == 502
     assert error.message.startswith(f"{provider.what} failed: HTTP 429")
     assert "asked to retry after 30 s, no time left to retry" in error.message
-    assert elapsed < 5.0  # not the asked 30 s
+    assert attempts.waits == []  # at once: not after the asked 30 s
     assert provider.attempts == 1
     assert_one_inference(call, ok=False, error="HTTP 429")
 
@@ -149,7 +157,7 @@ def test_a_retry_after_longer_than_the_time_left_is_a_502_at_once(provider, call
 def test_a_passing_failure_is_retried_then_succeeds(provider, call, status):
     provider.server.inject(Fault.error(status))
 
-    result, _ = timed(lambda: provider.call(call))
+    result = outcome(lambda: provider.call(call))
 
     assert succeeded(provider, result)
     assert provider.attempts == 2
@@ -157,23 +165,23 @@ def test_a_passing_failure_is_retried_then_succeeds(provider, call, status):
 
 
 @pytest.mark.parametrize("status", [500, 503, 529])
-def test_a_provider_failing_every_time_is_a_502_after_three_attempts(provider, call, status):
+def test_a_provider_failing_every_time_is_a_502_after_three_attempts(provider, call, attempts, status):
     provider.server.inject(Fault.error(status), times=10)
 
-    error, elapsed = timed(lambda: provider.call(call, time.monotonic() + 20))
+    error = outcome(lambda: provider.call(call, time.monotonic() + 20))
 
     assert isinstance(error, ProviderError)
     assert error.message.startswith(f"{provider.what} failed: HTTP {status}")
     assert error.message.endswith("after 3 attempts")
     assert provider.attempts == 3
-    assert elapsed < 10.0  # two short backoffs, far from the 20 s deadline (timings: bench/)
+    assert attempts.waits == [0.001, 0.001]  # twice what the fakes' errors ask for (retry-after-ms: 1)
     assert_one_inference(call, ok=False, error=f"HTTP {status}")
 
 
 def test_a_5xx_whose_body_is_a_gateways_html_page_is_retried(provider, call):
     provider.server.inject(Fault.body("<html><body>502 Bad Gateway</body></html>", status=502))
 
-    result, _ = timed(lambda: provider.call(call))
+    result = outcome(lambda: provider.call(call))
 
     assert succeeded(provider, result)
     assert provider.attempts == 2
@@ -183,7 +191,7 @@ def test_a_5xx_whose_body_is_a_gateways_html_page_is_retried(provider, call):
 def test_a_request_the_provider_refuses_is_not_retried(provider, call, status):
     provider.server.inject(Fault.error(status), times=3)
 
-    error, _ = timed(lambda: provider.call(call))
+    error = outcome(lambda: provider.call(call))
 
     assert isinstance(error, ProviderError) and f"HTTP {status}" in error.message
     assert provider.attempts == 1
@@ -193,7 +201,7 @@ def test_a_request_the_provider_refuses_is_not_retried(provider, call, status):
 def test_the_providers_x_should_retry_false_is_obeyed(provider, call):
     provider.server.inject(Fault.error(503, x_should_retry="false"))
 
-    error, _ = timed(lambda: provider.call(call))
+    error = outcome(lambda: provider.call(call))
 
     assert isinstance(error, ProviderError)
     assert provider.attempts == 1
@@ -210,7 +218,7 @@ def test_the_providers_x_should_retry_false_is_obeyed(provider, call):
 def test_a_broken_connection_is_retried_then_succeeds(provider, call, fault):
     provider.server.inject(fault)
 
-    result, _ = timed(lambda: provider.call(call))
+    result = outcome(lambda: provider.call(call))
 
     assert succeeded(provider, result)
     assert provider.attempts == 2
@@ -220,7 +228,7 @@ def test_a_broken_connection_is_retried_then_succeeds(provider, call, fault):
 def test_a_connection_broken_every_time_is_a_502_naming_it(provider, call):
     provider.server.inject(Fault.reset(), times=3)
 
-    error, _ = timed(lambda: provider.call(call))
+    error = outcome(lambda: provider.call(call))
 
     assert isinstance(error, ProviderError)
     assert error.message.startswith(f"{provider.what} failed: the connection broke")
@@ -228,47 +236,68 @@ def test_a_connection_broken_every_time_is_a_502_naming_it(provider, call):
     assert_one_inference(call, ok=False, error="the connection broke")
 
 
-def test_a_server_that_never_answers_times_out_on_each_attempt(provider, call, short_attempts):
+def test_a_server_that_never_answers_times_out_on_each_attempt(provider, call, short_attempts, attempts):
     provider.server.inject(Fault.never_answer(), times=3)
 
-    error, elapsed = timed(lambda: provider.call(call))
+    error = outcome(lambda: provider.call(call))
 
     assert isinstance(error, ProviderError)
     assert error.message == f"{provider.what} failed: timed out after 3 attempts"
     assert provider.attempts == 3
-    assert elapsed < 8.0  # three short attempts and two backoffs, not the default 60 s timeout
+    # three short attempts (not the default 60 s or 10 s), each cut at its end, and two backoffs
+    made = attempts.made()
+    assert [attempt.timeout for attempt in made] == [0.5] * 3
+    for attempt in made:
+        attempts.assert_bounded(attempt)
+    first, second = attempts.waits  # 0.5 s then 1 s, each jittered down to half at most
+    assert 0.25 <= first <= 0.5 and 0.5 <= second <= 1.0
     assert_one_inference(call, ok=False, error="timed out")
 
 
 def test_a_server_that_hangs_once_is_retried(provider, call, short_attempts):
     provider.server.inject(Fault.never_answer())
 
-    result, _ = timed(lambda: provider.call(call))
+    result = outcome(lambda: provider.call(call))
 
     assert succeeded(provider, result)
     assert provider.attempts == 2
 
 
-def test_a_hanging_server_is_given_up_before_the_deadline_less_the_margin(provider, call):
+def assert_cut_to_the_deadline_less_the_margin(attempts: AttemptLog, deadline: float) -> None:
+    """One attempt, its timeout (the SDK's) the time left before `deadline` less the 2 s margin,
+    no socket operation able to outlast it; no time left after it to schedule a retry."""
+    [attempt] = attempts.made()
+    assert attempt.call_deadline == deadline
+    assert attempt.timeout == pytest.approx(deadline - attempt.asked_at - 2.0)  # not 60 s or 10 s
+    assert attempt.ends_by < deadline - 1.0  # the margin left, within the deadline
+    attempts.assert_bounded(attempt)
+    assert attempts.waits == []
+
+
+def test_a_hanging_server_is_given_up_before_the_deadline_less_the_margin(provider, call, attempts):
     # The default attempt timeout (60 s, 10 s) is cut to the time left, 4 s less the 2 s margin.
     provider.server.inject(Fault.never_answer(), times=3)
+    deadline = time.monotonic() + 4
 
-    error, elapsed = timed(lambda: provider.call(call, time.monotonic() + 4))
+    error = outcome(lambda: provider.call(call, deadline))
 
-    assert isinstance(error, ProviderError) and "timed out" in error.message
-    assert 1.9 < elapsed < 3.9  # the 2 s margin left, within the 4 s deadline
+    assert isinstance(error, ProviderError)
+    assert error.message == f"{provider.what} failed: timed out, no time left to retry"
+    assert_cut_to_the_deadline_less_the_margin(attempts, deadline)
     assert provider.attempts == 1  # no time left for another
     assert_one_inference(call, ok=False)
 
 
-def test_a_server_trickling_its_reply_is_cut_at_the_attempts_deadline(provider, call):
+def test_a_server_trickling_its_reply_is_cut_at_the_attempts_deadline(provider, call, attempts):
     # Each byte comes well within any read timeout, but the whole reply would take minutes.
     provider.server.inject(Fault.trickle(every_s=0.1), times=3)
+    deadline = time.monotonic() + 4
 
-    error, elapsed = timed(lambda: provider.call(call, time.monotonic() + 4))
+    error = outcome(lambda: provider.call(call, deadline))
 
-    assert isinstance(error, ProviderError) and "timed out" in error.message
-    assert elapsed < 3.9  # cut before the 4 s deadline
+    assert isinstance(error, ProviderError)
+    assert error.message == f"{provider.what} failed: timed out, no time left to retry"
+    assert_cut_to_the_deadline_less_the_margin(attempts, deadline)  # each read bounded by what is left
     assert_one_inference(call, ok=False)
 
 
@@ -313,7 +342,7 @@ def test_the_normal_body_used_below_is_accepted(provider, call):
 def test_a_200_whose_body_is_not_a_reply_is_a_502_not_retried(provider, call, body, problem):
     provider.server.inject(Fault.body(body(normal_body(provider))), times=3)
 
-    error, _ = timed(lambda: provider.call(call))
+    error = outcome(lambda: provider.call(call))
 
     assert isinstance(error, ProviderError) and error.status == 502
     assert "was not a" in error.message and problem in error.message

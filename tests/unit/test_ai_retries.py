@@ -1,5 +1,7 @@
 """The retry policy of every provider call (ai/retries.py): what is retried, how long it waits,
-how long an attempt may take, all before the deadline. Attempts here are plain functions."""
+how long an attempt may take, all before the deadline. Attempts here are plain functions, and the
+module's clock is the test's (`clock`): its waits are recorded, not slept, and time passes only
+when they or the attempts make it."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from gligabao.ai import retries
 from gligabao.ai.retries import (
     Failure,
     RetryPolicy,
@@ -42,17 +45,47 @@ def failure_of(error: Exception) -> Failure:
     raise error
 
 
-class Attempts:
-    """An attempt function failing with `failures`, in order, then answering "ok"."""
+class Clock:
+    """ai/retries.py's `time`: `now` moves only when it sleeps (each wait recorded) or is moved."""
 
-    def __init__(self, *failures: Exception):
+    def __init__(self, now: float = 1000.0):
+        self.now = now
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    @staticmethod
+    def time() -> float:  # the wall clock, for retry-after's HTTP dates
+        return time.time()
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(retries, "time", clock)
+    return clock
+
+
+class Attempts:
+    """An attempt function failing with `failures`, in order, then answering "ok"; each attempt
+    takes `takes_s` of `clock`'s time."""
+
+    def __init__(self, *failures: Exception, clock: Clock | None = None, takes_s: float = 0.0):
         self.failures = list(failures)
         self.timeouts: list[float] = []
         self.deadlines: list[float | None] = []
+        self.clock, self.takes_s = clock, takes_s
 
     def __call__(self, timeout_s: float) -> str:
         self.timeouts.append(timeout_s)
         self.deadlines.append(current_attempt_deadline())
+        if self.clock is not None:
+            self.clock.now += self.takes_s
         if self.failures:
             raise self.failures.pop(0)
         return "ok"
@@ -144,10 +177,12 @@ def test_the_providers_x_should_retry_header_wins():
     assert should_retry_status(400, {"x-should-retry": "true"})
 
 
-def test_a_call_is_retried_until_it_succeeds():
+def test_a_call_is_retried_until_it_succeeds(clock):
     send = Attempts(Unavailable(), Unavailable())
     result = run(send)
     assert (result.value, result.attempts) == ("ok", 3)
+    first, second = clock.sleeps  # the backoffs: 0.01 s then 0.02 s, each jittered down to half
+    assert 0.005 <= first <= 0.01 and 0.01 <= second <= 0.02
 
 
 def test_attempts_are_bounded_and_the_502_says_how_many_were_made():
@@ -179,39 +214,38 @@ def test_a_bug_is_not_taken_for_a_provider_failure():
         run(send)
 
 
-def test_the_providers_retry_after_is_honoured_when_it_fits():
+def test_the_providers_retry_after_is_honoured_when_it_fits(clock):
     send = Attempts(Unavailable(retry_after_s=0.3))
-    started = time.monotonic()
-    assert run(send, deadline=time.monotonic() + 10).attempts == 2
-    assert time.monotonic() - started >= 0.3
+    assert run(send, deadline=clock.now + 10).attempts == 2
+    assert clock.sleeps == [0.3]  # what it asked for, not the backoff
 
 
-def test_a_retry_after_past_the_deadline_fails_the_call_at_once():
+def test_a_retry_after_past_the_deadline_fails_the_call_at_once(clock):
     send = Attempts(Unavailable(retry_after_s=30))
-    started = time.monotonic()
     with pytest.raises(ProviderError) as raised:
-        run(send, deadline=time.monotonic() + 20)
-    assert time.monotonic() - started < 0.5
+        run(send, deadline=clock.now + 20)
+    assert clock.sleeps == []  # no wait at all: neither the 30 s nor a backoff
     assert raised.value.message == (
         "test call failed: HTTP 503; it asked to retry after 30 s, no time left to retry"
     )
     assert len(send.timeouts) == 1
 
 
-def test_no_attempt_is_made_without_time_for_a_minimal_one():
+def test_no_attempt_is_made_without_time_for_a_minimal_one(clock):
     send = Attempts()
     with pytest.raises(ProviderError, match=r"^test call not made: no time left before the deadline$"):
-        run(send, deadline=time.monotonic() + 2.5)
-    assert send.timeouts == []
+        run(send, deadline=clock.now + 2.5)
+    assert send.timeouts == [] and clock.sleeps == []
 
 
-def test_each_attempt_gets_the_time_left_less_the_margin_and_runs_under_its_own_deadline():
-    send = Attempts(Unavailable())
-    deadline = time.monotonic() + 10
+def test_each_attempt_gets_the_time_left_less_the_margin_and_runs_under_its_own_deadline(clock):
+    send = Attempts(Unavailable(), clock=clock, takes_s=3.0)  # the first attempt fails after 3 s
+    deadline = clock.now + 10
     run(send, deadline=deadline)
-    first, second = send.timeouts
-    assert 7.9 < first <= 8.0 and second <= first
-    assert all(d is not None and d <= deadline - POLICY.deadline_margin_s + 0.01 for d in send.deadlines)
+    [wait] = clock.sleeps
+    # 10 s less the 2 s margin; then 3 s and the wait less
+    assert send.timeouts == [8.0, pytest.approx(5.0 - wait)]
+    assert send.deadlines == [deadline - 2.0, pytest.approx(deadline - 2.0)]  # each ends 2 s before
     assert current_attempt_deadline() is None  # cleared after the call
 
 

@@ -216,8 +216,9 @@ def test_a_failed_read_is_tried_again_after_a_short_wait_not_on_every_request(se
     arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gligabao/later-AbCdEf"
     keys = provider_keys(arn)
     calls = _count_get_secret_value_calls()
-    assert keys.unreadable() == "the provider-keys secret could not be read (ResourceNotFoundException)"
-    assert keys.unreadable() is not None
+    unreadable = "the provider-keys secret could not be read (ResourceNotFoundException)"
+    assert keys.unreadable() == unreadable
+    assert keys.unreadable() == unreadable  # remembered, not read again
     assert len(calls) == 1  # the failure is remembered for SECRET_FAILURE_RETRY_SECONDS
 
     real = _create(secretsmanager, {"OPENAI_API_KEY": OPENAI}, name="gligabao/later")
@@ -225,7 +226,7 @@ def test_a_failed_read_is_tried_again_after_a_short_wait_not_on_every_request(se
     assert keys.require("OPENAI_API_KEY") == OPENAI
     clock = secrets.time.monotonic() + secrets.SECRET_FAILURE_RETRY_SECONDS + 1
     monkeypatch.setattr(secrets.time, "monotonic", lambda: clock)
-    assert provider_keys(arn).unreadable() is not None
+    assert provider_keys(arn).unreadable() == unreadable  # still absent
     assert len(calls) == 3  # the absent secret again after the wait, the real one once
 
 

@@ -4,9 +4,12 @@ the steps; and a call without eval gets the no-op recorder."""
 
 from __future__ import annotations
 
+import time
+
 import atif
 import pytest
 
+from gligabao.memory import trajectory as trajectory_module
 from gligabao.memory.question import Question
 from gligabao.memory.remember import TextToRemember
 from gligabao.memory.trajectory import NO_TRAJECTORY, TrajectoryRecorder, recorder_for
@@ -141,9 +144,21 @@ def test_a_failed_model_call_is_an_agent_step_whose_message_is_its_error():
     assert trajectory["final_metrics"]["extra"]["failed_calls"] == 1
 
 
-def test_a_stage_that_cannot_be_timed_apart_has_a_null_duration_and_others_their_own():
+class Ticks:
+    """memory/trajectory.py's `time`: each perf_counter() reading 0.25 s after the one before."""
+
+    def __init__(self):
+        self.now = time.perf_counter()
+
+    def perf_counter(self) -> float:
+        self.now += 0.25
+        return self.now
+
+
+def test_a_stage_that_cannot_be_timed_apart_has_a_null_duration_and_others_their_own(monkeypatch):
     call = CallContext(user_id="u1", type="query")
     recorder = recorder_for("query", call, Question(user_id="u1", query="Where?", eval=True), "Where?")
+    monkeypatch.setattr(trajectory_module, "time", Ticks())
     recorder.stage("keyword_seeds", duration_ms=1.5)
     recorder.stage("expand", duration_ms=None, note="computed in the search_vectors statement")
     recorder.stage("measured")
@@ -151,7 +166,7 @@ def test_a_stage_that_cannot_be_timed_apart_has_a_null_duration_and_others_their
     steps = recorder.build(final="")["steps"]
 
     assert [s["extra"]["duration_ms"] for s in steps[1:4]][:2] == [1.5, None]
-    assert steps[3]["extra"]["duration_ms"] >= 0
+    assert steps[3]["extra"]["duration_ms"] == 250.0  # measured: the time since the stage before it
     assert all(s["timestamp"].endswith("Z") for s in steps[:4])
 
 
