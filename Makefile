@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history fuzz pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember
 
 install: $(VENV)/.installed
 
@@ -159,9 +159,13 @@ bench-row-security: install
 bench-load: install
 	$(BIN)/python bench/load.py --clients 32 --seconds 60
 
-# Schemathesis against the local API for 5 minutes, every endpoint, every check (the suite runs a short one).
-bench-fuzz: install
-	$(BIN)/python bench/fuzz.py --minutes 5
+# Schemathesis from the OpenAPI document against the local API, round after round for FUZZ_MINUTES
+# (5): the responses per endpoint and status, and every failure (make test runs one bounded round).
+FUZZ_MINUTES ?= 5
+fuzz: install
+	$(BIN)/python bench/fuzz.py --minutes $(FUZZ_MINUTES)
+
+bench-fuzz: fuzz
 
 # Retrieval quality offline: a world of ~2,000 facts remembered with scripted extractions and real
 # sentence embeddings (all-MiniLM-L6-v2, shipped in a package), 150 questions, seed and ranked

@@ -1,7 +1,8 @@
 """The long hostile-input run: Schemathesis against the local API from its OpenAPI document, every
 endpoint, every phase and check (tests/fuzz_run.py), round after round with new seeds, until the time
-is up. Prints the responses per endpoint and status, and every failure; exits 1 on any failure or a
-5xx other than the documented 501, 502 and 503.
+is up. Prints the responses per endpoint and status, and every failure; exits 1 on any failure (a
+refused request that changed the database among them, with one client) or a 5xx other than the
+documented 501, 502 and 503.
 
     .venv/bin/python bench/fuzz.py [--minutes 5] [--max-examples 500]
 
@@ -46,10 +47,11 @@ def main() -> int:
     )
     args = parser.parse_args()
 
+    import psycopg
     from bench_setup import bench_admin_url, provider_settings, scratch_database
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
-    from fuzz_run import fuzz
+    from fuzz_run import DatabaseWatch, fuzz
     from remember_helpers import rule_based_model
 
     from gligabao import bootstrap
@@ -73,8 +75,16 @@ def main() -> int:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base_url = f"http://127.0.0.1:{server.server_address[1]}"
         clients = 2 if args.workers else 1
+        # One client: every refused request is also checked to change nothing in the database.
+        watch = None if args.workers else DatabaseWatch(psycopg.connect(scratch.owner_url, autocommit=True))
         while time.monotonic() - started < args.minutes * 60:
-            report = fuzz(base_url, max_examples=args.max_examples, seed=args.seed + rounds, workers=clients)
+            report = fuzz(
+                base_url,
+                max_examples=args.max_examples,
+                seed=args.seed + rounds,
+                workers=clients,
+                database=watch,
+            )
             rounds += 1
             statuses.update(report.statuses)
             failures += report.failures

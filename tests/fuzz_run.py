@@ -41,7 +41,16 @@ class FuzzReport:
         return {key: n for key, n in self.statuses.items() if key[1] >= 500 and key[1] not in allowed}
 
 
-def fuzz(base_url: str, *, max_examples: int, seed: int | None = None, workers: int = 1) -> FuzzReport:
+def fuzz(
+    base_url: str,
+    *,
+    max_examples: int,
+    seed: int | None = None,
+    workers: int = 1,
+    database: DatabaseWatch | None = None,
+) -> FuzzReport:
+    """The run; with `database` (one worker), every refused request (4xx) is also checked to have
+    changed nothing: the database's contents after it are those after the request before."""
     import schemathesis
     from schemathesis.engine import Status, events, from_schema
 
@@ -74,11 +83,28 @@ def fuzz(base_url: str, *, max_examples: int, seed: int | None = None, workers: 
     def map_query(context, query):
         return toward_the_seeded_user(query)
 
+    last_contents: list = [None]
+
     @schema.hook
     def after_call(context, case, response) -> None:
         declared = case.method.upper() == case.operation.method.upper()  # else: a 405 probe (PUT, TRACE, ...)
         operation = case.operation.label if declared else f"{case.operation.path}, other methods"
         report.statuses[(operation, response.status_code)] += 1
+        if database is not None:
+            contents = database.contents()
+            if 400 <= response.status_code < 500:
+                changed = sorted(
+                    t
+                    for t in contents
+                    if contents[t] != last_contents[0].get(t)
+                    and not may_change_when_refused(t, operation, response.status_code)
+                )
+                if changed:
+                    report.failures.append(
+                        f"a refused request changed the database ({', '.join(changed)}): {operation} "
+                        f"answered {response.status_code}\n{case.as_curl_command()}"
+                    )
+            last_contents[0] = contents
         if operation == "POST /v1/gb/query" and response.status_code == 200:
             evidence = response.json().get("evidence") or {}
             report.cited_answers += any(evidence.get(kind) for kind in ("entities", "edges", "passages"))
@@ -94,6 +120,8 @@ def fuzz(base_url: str, *, max_examples: int, seed: int | None = None, workers: 
     seeded = remember_the_seed(base_url)
     if seeded != 200:
         report.errors.append(f"the seeded user's remember answered {seeded}")
+    if database is not None:
+        last_contents[0] = database.contents()
     for event in from_schema(schema).execute():
         if isinstance(event, events.ScenarioFinished) and event.status == Status.FAILURE:
             report.failures += [
@@ -109,6 +137,51 @@ def fuzz(base_url: str, *, max_examples: int, seed: int | None = None, workers: 
             report.errors.append(f"the run failed: {type(event.exception).__name__}: {event.exception}")
     report.seconds = time.monotonic() - started
     return report
+
+
+def may_change_when_refused(table: str, operation: str, status: int) -> bool:
+    """What a refused request writes by design: the record of an Idempotency-Key's answer (a retry
+    gets the same 4xx: docs/api/index.md), and the embeddings call of a question about a dataset
+    this container had answered about and that was deleted since (the call is made beside the
+    lookup, to save a round trip: its cost is real, and recorded)."""
+    if table == "gb_idempotency_records":
+        return True
+    questions = ("POST /v1/gb/query", "POST /v1/gb/eval/query", "POST /v1/gb/search")
+    return table == "gb_inferences" and status == 404 and operation in questions
+
+
+class DatabaseWatch:
+    """What the database holds, table by table (every gb_ table from the catalog, a digest of its
+    rows but their vectors), once the service's queued work is done: compared around a refused
+    request, it must not have moved."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        tables = conn.execute(
+            """SELECT c.relname, string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum)
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+               JOIN pg_type ty ON ty.oid = a.atttypid
+               WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname LIKE 'gb\\_%%'
+                 AND c.relname <> 'gb_schema_migrations' AND ty.typname NOT IN ('vector', '_vector')
+               GROUP BY c.relname ORDER BY c.relname"""
+        ).fetchall()
+        self.query = " UNION ALL ".join(
+            f"SELECT '{table}', count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) "
+            f"FROM (SELECT {columns} FROM {table}) AS t"
+            for table, columns in tables
+        )
+
+    def contents(self) -> dict[str, tuple]:
+        deadline = time.monotonic() + 10
+        while (
+            time.monotonic() < deadline
+            and self.conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM gb_artifacts WHERE status IN ('pending', 'running'))"
+            ).fetchone()[0]
+        ):
+            time.sleep(0.02)  # an asynchronous remember still runs: what it writes is its own
+        return {table: (count, digest) for table, count, digest in self.conn.execute(self.query).fetchall()}
 
 
 def remember_the_seed(base_url: str) -> int:
