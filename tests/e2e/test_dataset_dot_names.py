@@ -42,3 +42,16 @@ def test_names_with_dots_that_are_no_path_segments_stay_reachable(api, db, model
 
         assert graph.status == 200, graph.json
         assert {e["name"] for e in graph.json["entities"]} >= {"Alice", "Acme"}
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_a_dot_ontology_name_is_a_400_that_stores_nothing(api, db, name):
+    refused = [
+        api.post("/v1/gb/ontologies", {"user_id": "u1", "name": name, "content": PEOPLE_OWL}),
+        api.request("PUT", "/v1/gb/datasets/main/ontology", {"user_id": "u1", "ontology": name}),
+    ]
+
+    for reply in refused:
+        assert reply.status == 400, reply.json
+        assert f"must not be '{name}': no path could name it" in reply.json["error"], reply.json
+    assert count_rows(db, "gb_ontologies") == 0 and count_rows(db, "gb_datasets") == 0

@@ -75,3 +75,22 @@ def test_every_documented_dataset_pattern_takes_exactly_what_the_validator_takes
         assert schema["pattern"] == DATASET_NAME_PATTERN, where
         disagreements = [c for c in CANDIDATES if _matches(schema, c) != _accepts(c)]
         assert disagreements == [], where
+
+
+def test_an_ontology_name_follows_the_same_rule_and_its_schemas_say_so():
+    from gligabao.api.ontology_models import CreateOntologyRequest
+
+    for name in (".", ".."):
+        with pytest.raises(ValueError, match=f"name must not be '{re.escape(name)}'"):
+            CreateOntologyRequest.model_validate({"user_id": "u1", "name": name, "content": "<rdf/>"})
+    document = openapi_document(all_routers())
+    path_schemas = [
+        parameter["schema"]
+        for path, operations in document["paths"].items()
+        if path.startswith("/v1/gb/ontologies/{name}")
+        for operation in operations.values()
+        for parameter in operation.get("parameters", [])
+        if parameter["name"] == "name"
+    ]
+    body_schema = document["components"]["schemas"]["CreateOntologyRequest"]["properties"]["name"]
+    assert path_schemas and all(s["pattern"] == DATASET_NAME_PATTERN for s in [*path_schemas, body_schema])

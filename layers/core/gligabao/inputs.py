@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from typing import Any
 
@@ -33,6 +34,24 @@ def storable(text: str) -> bool:
 
 
 NOT_STORABLE = "strings must not contain NUL characters or unpaired surrogates"
+
+# The names a path carries (a dataset's, an ontology's): 1-64 characters of A-Z a-z 0-9 _ . -, but
+# "." and "..", which are path segments (the directory itself, its parent) that clients and gateways
+# resolve away (/v1/gb/datasets/../graph): no path could reach what they name.
+PATH_NAME_PATTERN = r"^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,64}$"
+PATH_NAME_RULE = "1-64 characters of A-Z a-z 0-9 _ . -, but not . or .."
+_PATH_NAME = re.compile(PATH_NAME_PATTERN)
+
+
+def check_path_name(value: str, what: str) -> str:
+    """`value` if it is a name a path can carry (PATH_NAME_PATTERN), else InvalidInput saying why."""
+    if value in (".", ".."):
+        raise InvalidInput(
+            f"{what} must not be {value!r}: no path could name it (. and .. are path segments)"
+        )
+    if not _PATH_NAME.fullmatch(value):  # fullmatch: "main\n" is not "main"
+        raise InvalidInput(f"{what} must be 1-64 characters of A-Z a-z 0-9 _ . -")
+    return value
 
 
 def check_storable(text: str, where: str) -> str:

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from gligabao.api.models import absent
-from gligabao.api.validation import DatasetName, UserId, _strictly_string
+from gligabao.api.validation import DatasetName, UserId, _strictly_string, path_name
 from gligabao.errors import BadRequest, PayloadTooLarge
 from gligabao.limits import Limits
 from gligabao.memory.ontologies import OntologyDocument, StoredOntology, json_document
 from gligabao.memory.ontology import Description, EntityTypeForm, Ontology, RelationTypeForm
 from gligabao.timefmt import rfc3339
 
-OntologyName = Annotated[
-    str,
-    BeforeValidator(_strictly_string),
-    StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$"),
-    Field(description="1-64 characters of A-Z a-z 0-9 _ . -"),
-]
+OntologyName = path_name("name")
 
 OUT_OF_ONTOLOGY_DESCRIPTION = (
     "what becomes of an extracted entity type or relation outside the ontology: map (to the nearest "

@@ -3,7 +3,6 @@ the JSON schema of each rule for the OpenAPI document (patterns a fuzzer can gen
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -12,19 +11,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from gligabao.ai.stages import LEVELS, MODEL_NAME, ModelPolicy
+from gligabao.inputs import PATH_NAME_PATTERN, PATH_NAME_RULE, check_path_name
 from gligabao.limits import Limits
 from gligabao.timefmt import RFC3339, RFC3339_TIME, parse_rfc3339
 
 if TYPE_CHECKING:
     from gligabao.bootstrap import Bundle
 
-# "." and ".." are no names: a path segment of them is the directory itself or its parent, which
-# clients and gateways resolve away (/v1/gb/datasets/../graph), so no path could reach the dataset.
-DATASET_NAME_PATTERN = r"^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,64}$"
+DATASET_NAME_PATTERN = PATH_NAME_PATTERN  # "." and ".." refused: gligabao/inputs.py
 DEFAULT_DATASET = "main"
-_DOT_SEGMENTS = (".", "..")
 
-_DATASET_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # matched whole: "main\n" is not "main"
 
 # Code point ranges of the Basic Multilingual Plane, for the documented patterns (JSON Schema's
 # ECMA-262 regexes name astral characters differently from Python's; the validators below use
@@ -116,11 +112,7 @@ def _is_invisible(character: str) -> bool:
 
 
 def check_dataset_name(value: str) -> str:
-    if not _DATASET_NAME.fullmatch(value):
-        raise ValueError("dataset must be 1-64 characters of A-Z a-z 0-9 _ . -")
-    if value in _DOT_SEGMENTS:
-        raise ValueError(f"dataset must not be {value!r}: no path could name it (. and .. are path segments)")
-    return value
+    return check_path_name(value, "dataset")
 
 
 def resolve_session_id(value: str | None) -> str | None:
@@ -197,22 +189,31 @@ def _session_id_schema() -> dict[str, Any]:
     }
 
 
-def _dataset_schema() -> dict[str, Any]:
+def _path_name_schema() -> dict[str, Any]:
     return {
         "type": "string",
         "minLength": 1,
         "maxLength": 64,
-        "pattern": DATASET_NAME_PATTERN,
-        "description": "1-64 characters of A-Z a-z 0-9 _ . -, but not . or ..",
+        "pattern": PATH_NAME_PATTERN,
+        "description": PATH_NAME_RULE,
     }
+
+
+def path_name(what: str) -> Any:
+    """The type of a name a path carries (a dataset's, an ontology's): gligabao/inputs.py's rule,
+    its refusals naming `what`."""
+    return Annotated[
+        str,
+        BeforeValidator(_strictly_string),
+        AfterValidator(lambda value: check_path_name(value, what)),
+        Documented(_path_name_schema),
+    ]
 
 
 UserId = Annotated[
     str, BeforeValidator(_strictly_string), AfterValidator(check_user_id), Documented(_user_id_schema)
 ]
-DatasetName = Annotated[
-    str, BeforeValidator(_strictly_string), AfterValidator(check_dataset_name), Documented(_dataset_schema)
-]
+DatasetName = path_name("dataset")
 SessionId = Annotated[
     str | None,
     BeforeValidator(_strictly_string),

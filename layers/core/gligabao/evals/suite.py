@@ -15,7 +15,6 @@ benchmark keeps of its source (ids, original category); it is never sent.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +31,9 @@ from pydantic import (
     model_validator,
 )
 
+from gligabao.inputs import check_path_name
 from gligabao.timefmt import parse_rfc3339
 
-DATASET_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # the API's rule for dataset names
 ITEM_ID_MAX_CHARS = 200
 
 
@@ -72,9 +71,7 @@ class Item(BaseModel):
     @field_validator("dataset")
     @classmethod
     def _dataset_name(cls, value: str) -> str:
-        if not DATASET_NAME.fullmatch(value):
-            raise ValueError("dataset must be 1-64 characters of A-Z a-z 0-9 _ . -")
-        return value
+        return check_path_name(value, "dataset")  # the API's rule for dataset names
 
 
 class RememberItem(Item):
