@@ -215,8 +215,9 @@ def send_new_edge_ids(conn: psycopg.Connection, count: int) -> psycopg.Cursor:
 
 @dataclass(frozen=True)
 class NewEdge:
-    """An edge the plan creates: a new fact's (its sentence and vector), or a piece split off a
-    stored edge (`like`: its sentence, vector and model)."""
+    """An edge the plan creates, with its sentence, artifact and model as the plan decided them
+    (a piece split off a stored edge has that edge's); its vector is `embedding`, or that of the
+    stored edge `vector_of`, copied by the database."""
 
     id: int
     source_id: int
@@ -230,7 +231,7 @@ class NewEdge:
     invalid_at: datetime | None
     expired_at: datetime | None
     superseded_by: int | None
-    like: int | None = None
+    vector_of: int | None = None
 
 
 @dataclass(frozen=True)
@@ -259,11 +260,6 @@ class Writes:
     statements: Sequence[StatementRow] = ()
     conflicts: Sequence[ConflictRow] = ()
     edge_artifacts: Sequence[tuple[int, int]] = ()  # provenance the statements moved to their edges
-
-    def __bool__(self) -> bool:
-        return bool(
-            self.new_edges or self.periods or self.statements or self.conflicts or self.edge_artifacts
-        )
 
 
 def send_apply(conn: psycopg.Connection, dataset_id: int, writes: Writes) -> None:
@@ -294,26 +290,23 @@ def send_apply(conn: psycopg.Connection, dataset_id: int, writes: Writes) -> Non
 
 
 def _send_new_edges(conn: psycopg.Connection, dataset_id: int, edges: Sequence[NewEdge]) -> None:
-    # A piece split off a stored edge takes that edge's sentence, vector and model: copied in SQL,
-    # never sent back and forth. Inserted before the periods are written: a superseded_by can name
-    # one of them.
+    # A piece split off a stored edge takes that edge's vector: copied in SQL, never sent back and
+    # forth. Inserted before the periods are written: a superseded_by can name one of them.
     conn.execute(
         """
         INSERT INTO gb_edges (id, dataset_id, source_id, target_id, relation, description, artifact_id,
                               valid_at, invalid_at, expired_at, embedding, model_id)
         OVERRIDING SYSTEM VALUE
-        SELECT n.id, %(dataset_id)s, n.source_id, n.target_id, n.relation,
-               coalesce(l.description, n.description, ''), coalesce(n.artifact_id, l.artifact_id),
-               n.valid_at, n.invalid_at, n.expired_at, coalesce(l.embedding, n.embedding),
-               coalesce(l.model_id, n.model_id)
+        SELECT n.id, %(dataset_id)s, n.source_id, n.target_id, n.relation, n.description, n.artifact_id,
+               n.valid_at, n.invalid_at, n.expired_at, coalesce(l.embedding, n.embedding), n.model_id
         FROM unnest(%(id)s::bigint[], %(source_id)s::bigint[], %(target_id)s::bigint[], %(relation)s::text[],
                     %(description)s::text[], %(artifact_id)s::bigint[], %(valid_at)s::timestamptz[],
                     %(invalid_at)s::timestamptz[], %(expired_at)s::timestamptz[], %(embedding)b::vector[],
-                    %(model_id)s::text[], %(like)s::bigint[])
+                    %(model_id)s::text[], %(vector_of)s::bigint[])
              AS n(id, source_id, target_id, relation, description, artifact_id, valid_at, invalid_at,
-                  expired_at, embedding, model_id, like_id)
-        LEFT JOIN LATERAL (SELECT * FROM gb_edges l WHERE l.id = n.like_id AND l.dataset_id = %(dataset_id)s
-                           OFFSET 0) l ON true
+                  expired_at, embedding, model_id, vector_of)
+        LEFT JOIN LATERAL (SELECT l.embedding FROM gb_edges l
+                           WHERE l.id = n.vector_of AND l.dataset_id = %(dataset_id)s OFFSET 0) l ON true
         ORDER BY n.id
         """,
         {
@@ -329,7 +322,7 @@ def _send_new_edges(conn: psycopg.Connection, dataset_id: int, edges: Sequence[N
             "expired_at": [e.expired_at for e in edges],
             "embedding": [None if e.embedding is None else Vector(list(e.embedding)) for e in edges],
             "model_id": [e.model_id for e in edges],
-            "like": [e.like for e in edges],
+            "vector_of": [e.vector_of for e in edges],
         },
     )
     superseded = [e for e in edges if e.superseded_by is not None]

@@ -633,23 +633,18 @@ def link(
     conn: psycopg.Connection,
     *,
     entity_artifacts: Sequence[tuple[int, int]],
-    edge_artifacts: Sequence[tuple[int, int]],
     session_id: str | None,
     session_entities: Sequence[int],
     session_edges: Sequence[int],
 ) -> None:
-    """Provenance links (entity/edge, artifact) and session links (entity/edge, session), idempotent."""
-    entity_artifacts, edge_artifacts = sorted(set(entity_artifacts)), sorted(set(edge_artifacts))
+    """Provenance links (entity, artifact) and session links (entity/edge, session), idempotent. An
+    edge's provenance is its statements' (db/fact_history.send_apply writes both)."""
+    entity_artifacts = sorted(set(entity_artifacts))
     conn.execute(
         """
         WITH entity_artifact AS (
             INSERT INTO gb_entity_artifacts (entity_id, artifact_id)
             SELECT * FROM unnest(%(ea_entity)s::bigint[], %(ea_artifact)s::bigint[])
-            ON CONFLICT DO NOTHING
-        ),
-        edge_artifact AS (
-            INSERT INTO gb_edge_artifacts (edge_id, artifact_id)
-            SELECT * FROM unnest(%(ga_edge)s::bigint[], %(ga_artifact)s::bigint[])
             ON CONFLICT DO NOTHING
         ),
         entity_session AS (
@@ -666,8 +661,6 @@ def link(
         {
             "ea_entity": [pair[0] for pair in entity_artifacts],
             "ea_artifact": [pair[1] for pair in entity_artifacts],
-            "ga_edge": [pair[0] for pair in edge_artifacts],
-            "ga_artifact": [pair[1] for pair in edge_artifacts],
             "session_id": session_id,
             "session_entities": sorted(set(session_entities)),
             "session_edges": sorted(set(session_edges)),

@@ -29,9 +29,9 @@ is restoring a live one.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from gligabao.db import corrections as correction_rows
 from gligabao.db import fact_history as history_rows
@@ -52,7 +52,6 @@ from gligabao.timefmt import rfc3339
 
 ARTIFACT_KIND = "correction"
 NEW_ENTITY_TYPE = "unknown"  # a target named for the first time, as extraction types an unlisted name
-SUPERSEDERS = ("end", "keep")  # what a restore does with the fact that superseded the one restored
 _NEW = NewRow(1)  # the edge a correction states
 
 
@@ -84,7 +83,7 @@ class Correction:
 class Restore:
     user_id: str
     edge_id: int
-    superseder: str  # SUPERSEDERS
+    superseder: Literal["end", "keep"]  # what becomes of the fact that superseded the one restored
     reason: str | None = None
 
 
@@ -165,13 +164,12 @@ def _replace(
     """The writes of a correction, under the dataset's lock: the artifact and the new target when
     it is new, with the read of the facts' history (one round trip), then the plan: the correction
     of the old fact, the statement of the new one."""
-    artifact = _send_artifact(conn, stored, correction_record(stored, correction), now)
     target_id = _stored_target(conn, stored, values, vectors.entity)
     old: Fact = (stored.source_id, stored.target_id, stored.relation)
     new: Fact = (stored.source_id, target_id, values.relation)
-    history = history_rows.send_history(conn, stored.dataset_id, [old, new], [stored.id])
-    artifact_id = _artifact_id(artifact)
-    seen = history_rows.read_history(history.fetchone())
+    artifact_id, seen = _artifact_and_history(
+        conn, stored, correction_record(stored, correction), [old, new], now
+    )
     statements = [
         fact_plan.statement(
             0, old, stored.id, stored.valid_at, stored.invalid_at, now,
@@ -184,9 +182,7 @@ def _replace(
     plan = fact_plan.plan_change(
         seen, statements, conflicts, {_NEW: NewFact(values.description, embedding, artifact_id)}, now
     )
-    edge_ids = fact_plan.apply_plan(conn, stored.dataset_id, plan)
-    edge = _stated_edge(plan, plan.row_of(statements[1].key), stored, values.target_name, target_id, edge_ids)
-    _link(conn, artifact_id, edge.id, stored.source_id, target_id)
+    edge, _ = _apply(conn, plan, statements[1], stored, values.target_name, target_id, artifact_id)
     return Corrected(edge=edge, superseded=_ended(plan, stored.id), artifact_id=artifact_id)
 
 
@@ -214,19 +210,14 @@ def _end(memory: Memory, correction: Correction) -> Corrected:
         if correction.invalid_at == stored.invalid_at:
             raise BadRequest("the correction changes nothing: the fact already ends then")
         now = memory.clock()
-        artifact = _send_artifact(uow.conn, stored, correction_record(stored, correction), now)
         fact: Fact = (stored.source_id, stored.target_id, stored.relation)
-        history = history_rows.send_history(uow.conn, stored.dataset_id, [fact], [stored.id])
-        artifact_id = _artifact_id(artifact)
-        seen = history_rows.read_history(history.fetchone())
+        record = correction_record(stored, correction)
+        artifact_id, seen = _artifact_and_history(uow.conn, stored, record, [fact], now)
         closer = fact_plan.statement(
             0, fact, stored.id, stored.valid_at, correction.invalid_at, now, artifact_id=artifact_id
         )
         plan = fact_plan.plan_change(seen, [closer], [], {}, now)
-        edge_ids = fact_plan.apply_plan(uow.conn, stored.dataset_id, plan)
-        row = plan.row_of(closer.key)
-        edge = _stated_edge(plan, row, stored, stored.target, stored.target_id, edge_ids)
-        _link(uow.conn, artifact_id, edge.id, stored.source_id, stored.target_id)
+        edge, _ = _apply(uow.conn, plan, closer, stored, stored.target, stored.target_id, artifact_id)
     return Corrected(edge=edge, superseded=None, artifact_id=artifact_id)
 
 
@@ -241,10 +232,9 @@ def restore(memory: Memory, request: Restore) -> Restored:
             raise Conflict(f"edge {stored.id} is not superseded: only a superseded fact can be restored")
         now = memory.clock()
         fact: Fact = (stored.source_id, stored.target_id, stored.relation)
-        artifact = _send_artifact(uow.conn, stored, restore_record(stored, request), now)
-        history = history_rows.send_history(uow.conn, stored.dataset_id, [fact], [stored.id])
-        artifact_id = _artifact_id(artifact)
-        seen = history_rows.read_history(history.fetchone())
+        artifact_id, seen = _artifact_and_history(
+            uow.conn, stored, restore_record(stored, request), [fact], now
+        )
         superseder = next((e for e in seen.edges if e.id == stored.superseded_by), None)
         valid_at, invalid_at = _stated_period(seen, stored)
         statement = fact_plan.statement(
@@ -258,16 +248,34 @@ def restore(memory: Memory, request: Restore) -> Restored:
                 )
             )
         plan = fact_plan.plan_change(seen, [statement], conflicts, {}, now)
-        edge_ids = fact_plan.apply_plan(uow.conn, stored.dataset_id, plan)
-        edge = _stated_edge(
-            plan, plan.row_of(statement.key), stored, stored.target, stored.target_id, edge_ids
+        edge, edge_ids = _apply(
+            uow.conn, plan, statement, stored, stored.target, stored.target_id, artifact_id
         )
-        _link(uow.conn, artifact_id, edge.id, stored.source_id, stored.target_id)
         after = None
         if superseder is not None:
             names = {superseder.source_id: superseder.source, superseder.target_id: superseder.target}
             after = plan.stored_edge(superseder.id, names, {}, edge_ids, superseder.created_at)
     return Restored(edge=edge, superseder=after, artifact_id=artifact_id)
+
+
+def _artifact_and_history(
+    conn, stored: EdgeToCorrect, record: str, facts: list[Fact], now: datetime
+) -> tuple[int, history_rows.History]:
+    """The change's artifact, inserted, and the history of `facts` and of the edge: one round trip."""
+    artifact = _send_artifact(conn, stored, record, now)
+    history = history_rows.send_history(conn, stored.dataset_id, facts, [stored.id])
+    return _artifact_id(artifact), history_rows.read_history(history.fetchone())
+
+
+def _apply(
+    conn, plan: FactPlan, statement, stored: EdgeToCorrect, target_name: str, target_id: int, artifact_id: int
+) -> tuple[StoredEdge, list[int]]:
+    """Write the plan and the artifact's entities; (the edge `statement` now belongs to, as it
+    stands; the ids of the plan's new edges)."""
+    edge_ids = fact_plan.apply_plan(conn, stored.dataset_id, plan)
+    edge = _stated_edge(plan, plan.row_of(statement.key), stored, target_name, target_id, edge_ids)
+    _link(conn, artifact_id, stored.source_id, target_id)
+    return edge, edge_ids
 
 
 def _stated_period(
@@ -296,13 +304,9 @@ def _ended(plan: FactPlan, edge_id: int) -> EndedEdge | None:
 def _stated_edge(
     plan: FactPlan, row, stored: EdgeToCorrect, target_name: str, target_id: int, edge_ids: list[int]
 ) -> StoredEdge:
-    names: Mapping = {
-        stored.source_id: stored.source,
-        stored.target_id: stored.target,
-        target_id: target_name,
-    }
+    names: dict = {stored.source_id: stored.source, stored.target_id: stored.target, target_id: target_name}
     for edge in plan.seen.edges:
-        names = {**names, edge.source_id: edge.source, edge.target_id: edge.target}
+        names.update({edge.source_id: edge.source, edge.target_id: edge.target})
     created_at = next((e.created_at for e in plan.seen.edges if e.id == row), plan.now)
     return plan.stored_edge(row, names, {}, edge_ids, created_at)
 
@@ -382,14 +386,15 @@ def _vectors(
     """The vectors a correction needs, in one embeddings request: the new fact's when its
     description, target or relation changes, the new target entity's when it is new; none otherwise."""
     texts: list[str] = []
-    if values.description != stored.description or values.ends_changed(stored):
+    fact_changed = values.description != stored.description or values.ends_changed(stored)
+    if fact_changed:
         texts.append(f"{stored.source} {values.relation} {values.target_name}: {values.description}")
     if values.target is None:
         texts.append(f"{values.target_name} ({NEW_ENTITY_TYPE}): ")
     if not texts:
         return _Vectors()
     vectors = memory.embedder.embed(call, texts, deadline=deadline)
-    edge = vectors[0] if values.description != stored.description or values.ends_changed(stored) else None
+    edge = vectors[0] if fact_changed else None
     return _Vectors(edge=edge, entity=vectors[-1] if values.target is None else None)
 
 
@@ -487,11 +492,11 @@ def restore_record(stored: EdgeToCorrect, request: Restore) -> str:
     )
 
 
-def _link(conn, artifact_id: int, edge_id: int, source_id: int, target_id: int) -> None:
+def _link(conn, artifact_id: int, source_id: int, target_id: int) -> None:
+    """The artifact's entities (its edge's provenance is its statement's, written with the plan)."""
     graph_writes.link(
         conn,
         entity_artifacts=[(source_id, artifact_id), (target_id, artifact_id)],
-        edge_artifacts=[(edge_id, artifact_id)],
         session_id=None,
         session_entities=[],
         session_edges=[],

@@ -58,12 +58,16 @@ class NewFact:
     model_id: str | None = None
 
 
-@dataclass(frozen=True)
-class StatedEdge:
-    """An edge a change states, as it now stands."""
+NO_FACT = NewFact("", None, None)
 
-    row: RowKey
-    edge: StoredEdge  # its id 0 until the plan's edges have ids (FactPlan.stored_edge)
+
+@dataclass(frozen=True)
+class _Content:
+    """What a new edge holds: a new fact's, or that of the edge it is a piece of (`copied_from`, a
+    stored edge whose vector the database copies rather than send it back and forth)."""
+
+    fact: NewFact
+    copied_from: int | None = None
 
 
 def fact_of(edge: rows.HistoryEdge) -> Fact:
@@ -185,24 +189,22 @@ class FactPlan:
             row = settled.rows[key]
             if isinstance(key, NewRow):
                 source, target, relation = row.fact
-                fact = self.new_facts.get(key)
-                like = edge(row.like) if row.like is not None else None
-                first = self._first_artifact(key)
+                content = self._content(key)
                 new_edges.append(
                     rows.NewEdge(
                         edge(key),
                         entity(source),
                         entity(target),
                         relation,
-                        fact.description if fact else "",
-                        first if first is not None else (fact.artifact_id if fact else None),
-                        fact.embedding if fact else None,
-                        fact.model_id if fact else None,
+                        content.fact.description,
+                        self._artifact(key, content),
+                        content.fact.embedding,
+                        content.fact.model_id,
                         row.valid_at,
                         row.invalid_at,
                         row.expired_at,
                         edge(row.superseded_by),
-                        like=like,
+                        vector_of=content.copied_from,
                     )
                 )
             else:
@@ -239,11 +241,27 @@ class FactPlan:
         ]
         return rows.Writes(new_edges, periods, statements, conflicts, edge_artifacts)
 
-    def _first_artifact(self, key: NewRow) -> int | None:
+    def _content(self, key: NewRow) -> _Content:
+        """What the new edge holds: its own new fact's, else (a piece split off another edge) that
+        edge's, a stored one's as read or a new one's as planned."""
+        like = self.settled.history.rows[key].like
+        if like is None:
+            return _Content(self.new_facts.get(key, NO_FACT))
+        if isinstance(like, NewRow):
+            return self._content(like)
+        stored = self._seen_edge(like)
+        return _Content(NewFact(stored.description, None, stored.artifact_id, stored.model_id), stored.id)
+
+    def _artifact(self, key: NewRow, content: _Content) -> int | None:
+        """The artifact that first stated the new edge, else its content's."""
         found = [
             s for s in self.settled.history.statements.values() if s.row == key and s.artifact_id is not None
         ]
-        return min(found, key=lambda s: (s.said_at, s.seq)).artifact_id if found else None
+        first = min(found, key=lambda s: (s.said_at, s.seq)).artifact_id if found else None
+        return first if first is not None else content.fact.artifact_id
+
+    def _seen_edge(self, edge_id: int) -> rows.HistoryEdge:
+        return next(e for e in self.seen.edges if e.id == edge_id)
 
     def stored_edge(
         self,
@@ -256,17 +274,15 @@ class FactPlan:
         """The edge as the plan leaves it (a response's): with its endpoints' names."""
         row = self.settled.history.rows[key]
         source, target, relation = row.fact
-        edge_id = dict(zip(self.new_rows, edge_ids, strict=True))
         if isinstance(key, NewRow):
-            fact = self.new_facts.get(key)
-            like = next((e for e in self.seen.edges if e.id == row.like), None)
+            content = self._content(key)
             return StoredEdge(
-                id=edge_id[key],
+                id=dict(zip(self.new_rows, edge_ids, strict=True))[key],
                 source_id=entity_ids[source] if isinstance(source, NewEntity) else source,
                 target_id=entity_ids[target] if isinstance(target, NewEntity) else target,
                 relation=relation,
-                description=(like.description if like else fact.description if fact else ""),
-                artifact_id=self._first_artifact(key) or (fact.artifact_id if fact else None),
+                description=content.fact.description,
+                artifact_id=self._artifact(key, content),
                 valid_at=row.valid_at,
                 invalid_at=row.invalid_at,
                 created_at=created_at,
@@ -274,9 +290,9 @@ class FactPlan:
                 source=names[source],
                 target=names[target],
                 created=True,
-                model_id=(like.model_id if like else fact.model_id if fact else None),
+                model_id=content.fact.model_id,
             )
-        seen = next(e for e in self.seen.edges if e.id == key)
+        seen = self._seen_edge(key)
         return StoredEdge(
             id=key,
             source_id=seen.source_id,

@@ -53,8 +53,8 @@ class Judgement:
 
 @dataclass(frozen=True)
 class Candidates:
-    new_facts: list[int]  # indexes of the facts that restate no live edge
-    edges: list[StoredEdge]  # the live edges they may repeat or contradict
+    new_facts: list[int]  # indexes of the facts that restate no stored fact
+    edges: list[StoredEdge]  # the edges they may repeat or contradict
 
 
 def find_candidates(
@@ -73,20 +73,13 @@ def find_candidates(
     transaction's end in pipeline mode (so that they share the round trip of its COMMIT).
     `restated_too`: every fact is judged, restatement or not, against every candidate (a window
     of texts: what is a new fact now may be a restatement when its text's turn comes)."""
-    position = {}
-    for index, entity in enumerate(graph.entities):
-        position.setdefault(entity.normalized_name, index)
-    fact_ends = [
-        (position[f.source.normalized_name], position[f.target.normalized_name], f.relation)
-        for f in graph.facts
-    ]
     matches, stored = graph_writes.known_entities_and_fact_edges(
         conn,
         dataset_id,
         [e.normalized_name for e in graph.entities],
         entity_vectors,
         limits.entity_match_similarity,
-        fact_ends,
+        fact_ends(graph),
         limits.entity_name_guard,
         exact_max=limits.exact_scan_max_rows,
         walk=limits.hnsw_candidates,
@@ -142,6 +135,18 @@ def find_candidates(
         slots=slots,
     )
     return lambda: Candidates(new_facts, edges.fetchall())
+
+
+def fact_ends(graph: TextGraph) -> list[tuple[int, int, str]]:
+    """Each fact as (source, target, relation), its ends as positions among the text's entities (as
+    the reads of db/graph_writes.py take them)."""
+    position: dict[str, int] = {}
+    for index, entity in enumerate(graph.entities):
+        position.setdefault(entity.normalized_name, index)
+    return [
+        (position[f.source.normalized_name], position[f.target.normalized_name], f.relation)
+        for f in graph.facts
+    ]
 
 
 def _fact_key(fact: TextFact, known: Mapping[str, int]) -> tuple:
@@ -214,7 +219,6 @@ class FactsPlan:
     plan: FactPlan
     row_of_fact: list[RowKey]  # by index of the fact in the text's graph
     stated: list[RowKey]  # the edges the text states, each once, in the order it states them
-    piece_artifacts_of: dict[RowKey, set[int]]  # each stated edge's artifacts (texts or chunks)
 
     @property
     def new_edges(self) -> int:
@@ -305,12 +309,7 @@ def plan_facts(
     for number, members in enumerate(groups.values()):
         for index in members:
             row_of_fact[index] = row_of_group[number]
-    pieces_of: dict[RowKey, set[int]] = {}
-    for number, members in enumerate(groups.values()):
-        pieces_of.setdefault(row_of_group[number], set()).update(
-            piece_artifacts[p] for i in members for p in graph.facts[i].pieces
-        )
-    return FactsPlan(plan, row_of_fact, list(dict.fromkeys(row_of_group)), pieces_of)
+    return FactsPlan(plan, row_of_fact, list(dict.fromkeys(row_of_group)))
 
 
 def _fact_of_group(

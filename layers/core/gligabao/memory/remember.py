@@ -21,7 +21,7 @@ from gligabao.memory import fact_resolution
 from gligabao.memory.chunking import split_text
 from gligabao.memory.entity_resolution import send_stored_entities
 from gligabao.memory.extraction import TextGraph, extract, merge_extractions
-from gligabao.memory.fact_resolution import FactsPlan, Judgement
+from gligabao.memory.fact_resolution import Judgement
 from gligabao.memory.geo import locate_places
 from gligabao.memory.ontology import Ontology, OntologyCounts, conform, prompt_section
 from gligabao.memory.operation import Operation, operation
@@ -398,7 +398,7 @@ def write_graph(
         [e.normalized_name for e in graph.entities],
         vectors.entities,
         memory.limits.entity_match_similarity,
-        _fact_ends(graph),
+        fact_resolution.fact_ends(graph),
         sorted(judgement.edge_ids()),
         memory.limits.entity_name_guard,
         exact_max=memory.limits.exact_scan_max_rows,
@@ -449,7 +449,7 @@ def write_graph(
     }
     stated = [facts.plan.stored_edge(row, names, entity_ids, edge_ids, created_at) for row in facts.stated]
     edge_id_of = dict(zip(facts.stated, (edge.id for edge in stated), strict=True))
-    _link(uow, request, graph, entities, stated, facts, edge_id_of, piece_artifacts)
+    _link(uow, request, graph, entities, stated, piece_artifacts)
     mentioned = _distinct(
         [_located(entities[e.normalized_name], places, e.normalized_name) for e in graph.entities]
     )
@@ -474,39 +474,22 @@ def write_graph(
     )
 
 
-def _fact_ends(graph: TextGraph) -> list[tuple[int, int, str]]:
-    """Each fact as (source, target, relation), its ends as positions among the text's entities."""
-    position: dict[str, int] = {}
-    for index, entity in enumerate(graph.entities):
-        position.setdefault(entity.normalized_name, index)
-    return [
-        (position[f.source.normalized_name], position[f.target.normalized_name], f.relation)
-        for f in graph.facts
-    ]
-
-
 def _link(
     uow: UnitOfWork,
     request: TextToRemember,
     graph: TextGraph,
     entities: dict[str, StoredEntity],
     stated: Sequence[StoredEdge],
-    facts: FactsPlan,
-    edge_id_of: Mapping[object, int],
     piece_artifacts: Sequence[int],
 ) -> None:
-    """Provenance: every entity listed or named by an edge, every edge stated (never a contradicted
-    one), each to the artifact (text or chunk) that says it; sessions: the same entities and edges."""
+    """Provenance: every entity listed or named by an edge, each to the artifact (text or chunk)
+    that says it (an edge's is its statements', written with the plan); sessions: the same entities
+    and every edge stated (never a contradicted one)."""
     entity_ids = [entities[e.normalized_name].id for e in graph.entities]
     graph_writes.link(
         uow.conn,
         entity_artifacts=[
             (entities[e.normalized_name].id, piece_artifacts[p]) for e in graph.entities for p in e.pieces
-        ],
-        edge_artifacts=[
-            (edge_id_of[row], artifact)
-            for row, artifacts in facts.piece_artifacts_of.items()
-            for artifact in artifacts
         ],
         session_id=request.session_id,
         session_entities=entity_ids,
