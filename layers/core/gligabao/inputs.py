@@ -103,13 +103,13 @@ def strict_json(text: str, *, where: str = "body", max_depth: int = DEFAULT_MAX_
         )
     except RecursionError:  # the decoder nests one C call per level: thousands of "[" exhaust it
         raise InvalidInput(f"{invalid}: nested deeper than {max_depth} levels") from None
-    check_depth_and_text(
+    _check_depth_and_text(
         value, where=where, max_depth=max_depth, too_deep=f"{invalid}: nested deeper than {max_depth} levels"
     )
     return value
 
 
-def check_depth_and_text(value: Any, *, where: str, max_depth: int, too_deep: str) -> None:
+def _check_depth_and_text(value: Any, *, where: str, max_depth: int, too_deep: str) -> None:
     """Walks a parsed value without recursion: too deep a nesting, or a string (a key included)
     PostgreSQL cannot store, is an InvalidInput naming where it is."""
     pending: list[tuple[Any, str, int]] = [(value, where, 0)]

@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory.corrections import Corrected, Correction, Restore, Restored
 
 CHANGEABLE = ("description", "target", "relation", "valid_at", "invalid_at")
-SUPERSEDERS = ("end", "keep")  # memory/corrections.py
 DESCRIPTION_MAX_CHARS = 4000  # a fact is one sentence; as long as a chunk at most
 REASON_MAX_CHARS = 1000
 # A name with something left once whitespace and control characters are removed (no NUL at all).

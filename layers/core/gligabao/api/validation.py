@@ -116,14 +116,19 @@ def check_dataset_name(value: str) -> str:
 
 
 def resolve_session_id(value: str | None) -> str | None:
-    """The seed's rule: trimmed; empty means no session; at most 128 bytes, no control characters."""
+    """The seed's rule, with this server's limit: see `session_id_within`."""
+    return session_id_within(value, _limits().session_id_max_bytes)
+
+
+def session_id_within(value: str | None, most: int) -> str | None:
+    """The seed's rule: trimmed; empty means no session; at most `most` bytes (128 by default), no
+    control characters. Pure: the importer (client/bulk_import.py) checks lines with it too."""
     if value is None:
         return None
     value = value.strip()
     if not value:
         return None
-    most = _limits().session_id_max_bytes
-    if len(value.encode()) > most:
+    if len(value.encode("utf-8", "surrogatepass")) > most:
         raise ValueError(f"session_id must be at most {most} bytes")
     if _has_control_characters(value):
         raise ValueError("session_id must not contain control characters")

@@ -29,7 +29,6 @@ import os
 import re
 import sys
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -39,7 +38,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from gligabao.api.remember_models import BatchText
-from gligabao.api.validation import check_dataset_name
+from gligabao.api.validation import check_dataset_name, session_id_within
 from gligabao.client.errors import ApiError, BadRequestError, PayloadTooLargeError
 from gligabao.client.memory import Memory
 from gligabao.limits import DEFAULT_LIMITS
@@ -248,14 +247,13 @@ def _validated(item: dict) -> BatchText:
 
 
 def _session_id_problem(value: object) -> str | None:
-    """api.validation.resolve_session_id's rule: trimmed, at most so many bytes, no control character."""
+    """The API's rule for a session id (api.validation.session_id_within), at the default limit."""
     if not isinstance(value, str):  # none, or not a string: the model says so
         return None
-    value = value.strip()
-    if len(value.encode("utf-8", "surrogatepass")) > SESSION_ID_MAX_BYTES:
-        return f"session_id must be at most {SESSION_ID_MAX_BYTES} bytes"
-    if any(unicodedata.category(character) == "Cc" for character in value):
-        return "session_id must not contain control characters"
+    try:
+        session_id_within(value, SESSION_ID_MAX_BYTES)
+    except ValueError as error:
+        return str(error)
     return None
 
 

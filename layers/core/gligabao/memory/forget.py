@@ -59,7 +59,8 @@ def _rederive(conn, dataset_id: int, edge_ids: list[int], now) -> None:
     """The facts of the edges that lost the forgotten text's statements, derived again from the
     statements left (the cuts those made stay: no new statement, no new judgement)."""
     seen = history_rows.read_history(history_rows.send_history(conn, dataset_id, [], edge_ids).fetchone())
-    facts = sorted({fact_plan.fact_of(e) for e in seen.edges if e.id in set(edge_ids)})
+    kept = set(edge_ids)
+    facts = sorted({fact_plan.fact_of(e) for e in seen.edges if e.id in kept})
     fact_plan.apply_plan(conn, dataset_id, fact_plan.plan_change(seen, [], [], {}, now, rederive=facts))
 
 

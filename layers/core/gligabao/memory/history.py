@@ -155,9 +155,6 @@ class History:
     def of_fact(self, fact: FactKey) -> list[Statement]:
         return [s for s in self.statements.values() if s.fact == fact]
 
-    def rows_of(self, fact: FactKey) -> list[Row]:
-        return [r for r in self.rows.values() if r.fact == fact]
-
 
 @dataclass
 class Settled:
