@@ -3,8 +3,8 @@ parameter, a path parameter, a cursor): text PostgreSQL can store (no NUL, no un
 JSON parsed strictly (bounded depth, no duplicate keys, numbers that fit), times in RFC 3339 only
 (gligabao/timefmt.py). One module, so that no path into the service is looser than another.
 
-Refusals are `InvalidInput` (a ValueError) whose message names the problem; the API answers them
-with a 400 (api/app.py), the memory core's cursors the same (memory/cursors.py).
+Refusals are `InvalidInput` (a BadRequest and a ValueError) whose message names the problem: the
+API answers them with a 400 wherever they are raised.
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ import re
 import sys
 from typing import Any
 
+from gligabao.errors import BadRequest
+
 DEFAULT_MAX_DEPTH = 64  # limits.json_max_depth's default: the body's own limit is configurable
 
 
-class InvalidInput(ValueError):
-    """Input the service does not take; its message names what is wrong."""
+class InvalidInput(BadRequest, ValueError):
+    """Input the service does not take; its message names what is wrong. A 400 wherever it is
+    raised, and a ValueError to pydantic's validators and the cursors' checks."""
 
 
 def storable(text: str) -> bool:

@@ -21,7 +21,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from gligabao import __version__
 from gligabao.api.deps import memory
 from gligabao.errors import BadRequest, GbError
-from gligabao.inputs import NOT_STORABLE, InvalidInput, storable, strict_json
+from gligabao.inputs import check_storable, strict_json
 from gligabao.observability.logging import get_logger
 
 API_TITLE = "gligabao"
@@ -128,10 +128,7 @@ def strict_json_body(text: str) -> Any:
     """The JSON body, by the rules every input follows (gligabao/inputs.py): nesting deeper than the
     limit, numbers Python cannot convert or that are not finite, duplicate keys and text PostgreSQL
     cannot store are a 400 that names the problem."""
-    try:
-        return strict_json(text, max_depth=memory().limits.json_max_depth)
-    except InvalidInput as error:
-        raise BadRequest(str(error)) from None
+    return strict_json(text, max_depth=memory().limits.json_max_depth)
 
 
 def checked_parameters(event: dict) -> dict:
@@ -139,14 +136,11 @@ def checked_parameters(event: dict) -> dict:
     PostgreSQL can store, or a 400 naming the parameter; what a route then makes of each value
     (a list, a JSON object, a time, a cursor) follows the same rules."""
     for name, value in (event.get("queryStringParameters") or {}).items():
-        for text, where in ((name, "query parameter name"), (value or "", f"query parameter {name}")):
-            if not storable(text):
-                raise BadRequest(f"{where}: {NOT_STORABLE}")
+        check_storable(name, "query parameter name")
+        check_storable(value or "", f"query parameter {name}")
     for name, value in (event.get("pathParameters") or {}).items():
-        if not storable(value or ""):
-            raise BadRequest(f"path parameter {name}: {NOT_STORABLE}")
-    if not storable(event.get("rawPath") or ""):
-        raise BadRequest(f"path: {NOT_STORABLE}")
+        check_storable(value or "", f"path parameter {name}")
+    check_storable(event.get("rawPath") or "", "path")
     return event
 
 

@@ -64,9 +64,9 @@ def _metadata(value: str) -> Any:
     """The metadata filter of a query string: JSON by the rules of every input (gligabao/inputs.py)."""
     try:
         return strict_json(value, where="metadata")
-    except InvalidInput as error:
-        raise BadRequest(str(error)) from None
-    except ValueError:
+    except InvalidInput:
+        raise
+    except ValueError:  # no JSON at all
         raise BadRequest("metadata must be a JSON object") from None
 
 

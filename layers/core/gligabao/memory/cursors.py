@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from gligabao.errors import BadRequest
-from gligabao.inputs import storable, strict_json
+from gligabao.inputs import strict_json
 from gligabao.timefmt import parse_rfc3339, rfc3339
 
 MAX_CURSOR_CHARS = 2048  # a cursor this service writes is a few dozen characters
@@ -38,7 +38,7 @@ def optional_row_id(value: Any) -> int | None:
 
 def text(max_chars: int) -> Rule:
     def checked(value: Any) -> str:
-        if not isinstance(value, str) or len(value) > max_chars or not storable(value):
+        if not isinstance(value, str) or len(value) > max_chars:  # storable: strict_json saw to it
             raise ValueError("not a name")
         return value
 
