@@ -35,7 +35,9 @@ class JobGuard:
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        with self.memory.database.transaction(self.user_id) as uow:
+        # Pipelined: BEGIN travels with the check (one round trip), the COMMIT after the attempt is
+        # the other (bench/job_guard.py).
+        with self.memory.database.transaction(self.user_id, pipeline=True) as uow:
             if not job_rows.wanted(uow.conn, self.artifact_ids):
                 raise CallCancelled(f"artifact {self.artifact_ids[0]} is gone: no model call is made for it")
             yield  # the attempt, its dataset's row held: an erasure waits for it
