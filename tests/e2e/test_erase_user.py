@@ -6,6 +6,7 @@ anything (u2's rows, unchanged)."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from urllib.parse import quote
 
@@ -90,6 +91,28 @@ def test_erasing_a_user_leaves_no_row_of_theirs_in_any_table(api, db, models):
     assert reply.json["rows"] == erased
     assert reply.json["user_digest"] == hashlib.sha256(b"u1").hexdigest()
     assert reply.json["jobs_cancelled"] == 0 and reply.json["erased_at"].endswith("Z")
+
+
+def test_the_erasure_logs_its_receipt_with_a_digest_and_nothing_of_the_user(api, db, models, capfd, caplog):
+    user, text = "subject-7f3a", "Alice confided her diagnosis to Dr Mboya."
+    remember(api, text, user_id=user, session_id="private-session")
+    caplog.set_level(logging.INFO)
+    capfd.readouterr()
+    caplog.clear()
+
+    reply = erase(api, user)
+
+    logged = "".join(capfd.readouterr()) + "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
+    [receipt] = [r for r in caplog.records if r.getMessage() == "user.erased"]
+    assert receipt.user_digest == hashlib.sha256(user.encode()).hexdigest() == reply.json["user_digest"]
+    assert (receipt.rows, receipt.jobs_cancelled, receipt.erased_at) == (
+        reply.json["rows"],
+        0,
+        reply.json["erased_at"],
+    )
+    assert receipt.rows["gb_artifacts"] == 1
+    for secret in (user, "Alice", "Mboya", "private-session"):
+        assert secret not in logged, secret
 
 
 def test_erasing_again_or_a_user_never_seen_answers_the_same(api, db, models):

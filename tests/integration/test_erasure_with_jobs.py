@@ -158,3 +158,26 @@ def test_erasing_a_user_with_queued_jobs_makes_no_model_call_for_them(db, models
     assert receipt.jobs_cancelled == len(TEXTS)
     assert fake_anthropic.messages == [] and fake_openai.requests == []
     assert gb_tables_with_rows(db) == {}
+
+
+def test_the_guard_of_a_model_call_costs_two_round_trips_and_refuses_once_the_text_is_gone(db):
+    from graph_rows import add_artifact, add_dataset
+    from sql_counting import counting_round_trips
+
+    from gligabao import bootstrap
+    from gligabao.memory.job_guard import guard_of
+    from gligabao.observability.inferences import CallCancelled
+
+    artifact = add_artifact(db, add_dataset(db, "u1"))
+    db.execute("UPDATE gb_artifacts SET status = 'pending' WHERE id = %s", [artifact])
+    guard = guard_of(bootstrap.bundle(), "u1", artifact)
+    with guard.held():  # the connection opened, trusted from now on
+        pass
+
+    with counting_round_trips(this_thread_only=True) as sql, guard.held():
+        pass
+
+    assert sql.count == 2, sql.statements  # BEGIN with the check, then the COMMIT after the attempt
+    db.execute("DELETE FROM gb_artifacts WHERE id = %s", [artifact])
+    with pytest.raises(CallCancelled), guard.held():
+        pytest.fail("the attempt ran for a text that is gone")
