@@ -252,9 +252,8 @@ def restore(memory: Memory, request: Restore) -> Restored:
             uow.conn, plan, statement, stored, stored.target, stored.target_id, artifact_id
         )
         after = None
-        if superseder is not None:
-            names = {superseder.source_id: superseder.source, superseder.target_id: superseder.target}
-            after = plan.stored_edge(superseder.id, names, {}, edge_ids, superseder.created_at)
+        if superseder is not None:  # a stored edge: the plan has its names
+            after = plan.stored_edge(superseder.id, {}, {}, edge_ids, superseder.created_at)
     return Restored(edge=edge, superseder=after, artifact_id=artifact_id)
 
 
@@ -304,9 +303,7 @@ def _ended(plan: FactPlan, edge_id: int) -> EndedEdge | None:
 def _stated_edge(
     plan: FactPlan, row, stored: EdgeToCorrect, target_name: str, target_id: int, edge_ids: list[int]
 ) -> StoredEdge:
-    names: dict = {stored.source_id: stored.source, stored.target_id: stored.target, target_id: target_name}
-    for edge in plan.seen.edges:
-        names.update({edge.source_id: edge.source, edge.target_id: edge.target})
+    names = {stored.source_id: stored.source, stored.target_id: stored.target, target_id: target_name}
     created_at = next((e.created_at for e in plan.seen.edges if e.id == row), plan.now)
     return plan.stored_edge(row, names, {}, edge_ids, created_at)
 

@@ -260,6 +260,12 @@ class FactPlan:
         first = min(found, key=lambda s: (s.said_at, s.seq)).artifact_id if found else None
         return first if first is not None else content.fact.artifact_id
 
+    def _seen_names(self) -> dict[EntityKey, str]:
+        found: dict[EntityKey, str] = {}
+        for edge in self.seen.edges:
+            found.update({edge.source_id: edge.source, edge.target_id: edge.target})
+        return found
+
     def _seen_edge(self, edge_id: int) -> rows.HistoryEdge:
         return next(e for e in self.seen.edges if e.id == edge_id)
 
@@ -271,10 +277,12 @@ class FactPlan:
         edge_ids: Sequence[int],
         created_at: datetime,
     ) -> StoredEdge:
-        """The edge as the plan leaves it (a response's): with its endpoints' names."""
+        """The edge as the plan leaves it (a response's): with its endpoints' names, those of the
+        edges read and `names` (the entities the change named)."""
         row = self.settled.history.rows[key]
         source, target, relation = row.fact
         if isinstance(key, NewRow):
+            names = {**self._seen_names(), **names}
             content = self._content(key)
             return StoredEdge(
                 id=dict(zip(self.new_rows, edge_ids, strict=True))[key],

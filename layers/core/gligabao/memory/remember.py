@@ -442,11 +442,7 @@ def write_graph(
         )
         op.counts["entities_located"] = len(places)
     fact_history.send_apply(conn, dataset_id, facts.plan.writes(entity_ids, edge_ids))
-    names = {
-        **{e.source_id: e.source for e in seen.edges},
-        **{e.target_id: e.target for e in seen.edges},
-        **{keys[name]: entity.name for name, entity in entities.items()},
-    }
+    names = {keys[name]: entity.name for name, entity in entities.items()}
     stated = [facts.plan.stored_edge(row, names, entity_ids, edge_ids, created_at) for row in facts.stated]
     edge_id_of = dict(zip(facts.stated, (edge.id for edge in stated), strict=True))
     _link(uow, request, graph, entities, stated, piece_artifacts)
