@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history fuzz pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history fuzz pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember bench-offline
 
 install: $(VENV)/.installed
 
@@ -180,6 +180,10 @@ $(BENCH_VENV)/.installed: pyproject.toml layers/core/requirements.txt
 	$(BENCH_VENV)/bin/python -m pip install -q torch==2.13.0
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[server,local,bench]'
 	touch $@
+
+# The offline extractor's triple precision and recall on its own corpus (docs/providers.md).
+bench-offline: install
+	$(BIN)/python bench/offline_extractor.py
 
 bench-retrieval-quality: $(BENCH_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(BENCH_VENV)/bin/python bench/retrieval_quality.py

@@ -147,7 +147,7 @@ GB_TABLES = (
     "gb_trajectories, gb_inferences, gb_image_artifacts, gb_edge_sessions, gb_entity_sessions, "
     "gb_edge_statements, gb_edge_conflicts, "
     "gb_edge_artifacts, gb_entity_artifacts, gb_edges, gb_entities, gb_artifacts, gb_datasets, "
-    "gb_idempotency_records, gb_ontologies"
+    "gb_idempotency_records, gb_ontologies, gb_embedding_space"
 )
 
 

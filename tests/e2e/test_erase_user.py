@@ -23,11 +23,12 @@ from gligabao.local.server import make_server
 
 
 def gb_tables(db) -> list[str]:
-    """Every table of the schema but the migrations' bookkeeping, from the catalog."""
+    """Every table of the schema but its bookkeeping (the migrations applied, the embedder of the
+    vectors: no user's rows), from the catalog."""
     rows = db.execute(
         """SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
            WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname LIKE 'gb\\_%'
-             AND c.relname <> 'gb_schema_migrations'
+             AND c.relname NOT IN ('gb_schema_migrations', 'gb_embedding_space')
            ORDER BY c.relname"""
     ).fetchall()
     return [name for (name,) in rows]

@@ -27,7 +27,7 @@ def gb_tables_with_rows(db) -> dict[str, int]:
         for (name,) in db.execute(
             """SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname LIKE 'gb\\_%'
-                 AND c.relname <> 'gb_schema_migrations'"""
+                 AND c.relname NOT IN ('gb_schema_migrations', 'gb_embedding_space')"""
         ).fetchall()
     ]
     counts = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}

@@ -87,6 +87,10 @@ class Bundle:
         llm_retry = RetryPolicy.for_llm(settings.limits)
         if settings.llm_provider == "openai":
             return self._client("llm", self.keys.require("OPENAI_API_KEY", "LLM"), openai_llm(settings))
+        if settings.llm_provider == "offline":
+            from gligabao.ai.offline.llm import OfflineLLM
+
+            return self._client("llm", "offline", lambda _: OfflineLLM())
         if settings.llm_provider == "bedrock":
             return self._client(
                 "llm",
@@ -115,6 +119,12 @@ class Bundle:
         if self._fixed_embedder:
             return self._embedder
         settings = self.settings
+        if settings.embedding_provider == "offline":
+            from gligabao.ai.offline.embeddings import OfflineEmbedder
+
+            return self._client(
+                "embedder", "offline", lambda _: OfflineEmbedder(settings.embedding_dimensions)
+            )
         return self._client(
             "embedder",
             self.keys.require("OPENAI_API_KEY"),
@@ -359,15 +369,28 @@ def role_login_url(settings: Settings, role: str, password: str) -> str:
 
 
 def apply_schema() -> list[str]:
-    """Apply the pending migrations as the tables' owner (`gligabao migrate`, `gligabao serve`)."""
+    """Apply the pending migrations as the tables' owner (`gligabao migrate`, `gligabao serve`),
+    then check that the database's vectors are the configured embedder's (EmbeddingSpaceMismatch)."""
+    from gligabao.db.embedding_space import check_embedding_space
     from gligabao.db.migrate import ensure_schema
 
     settings = bundle().settings
     database = admin_database(settings)
     try:
-        return ensure_schema(database, settings.embedding_dimensions)
+        applied = ensure_schema(database, settings.embedding_dimensions)
+        check_embedding_space(database.connection(), embedder_identity(settings))
+        return applied
     finally:
         database.close()
+
+
+def embedder_identity(settings: Settings) -> str:
+    """What makes the vectors: the provider and its model (db/embedding_space.py)."""
+    if settings.embedding_provider == "offline":
+        from gligabao.ai.offline.embeddings import OFFLINE_EMBEDDING_MODEL
+
+        return f"offline:{OFFLINE_EMBEDDING_MODEL}"
+    return f"openai:{settings.embedding_model}"
 
 
 def database_passwords() -> list[str]:

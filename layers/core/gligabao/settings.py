@@ -40,6 +40,7 @@ ENVIRONMENT = {
     "GB_LLM_PROVIDER": "llm_provider",
     "GB_LLM_MODEL": "llm_model",
     "GB_EMBEDDING_MODEL": "embedding_model",
+    "GB_EMBEDDING_PROVIDER": "embedding_provider",
     "GB_EMBEDDING_DIMENSIONS": "embedding_dimensions",
     "GB_GEO": "geo",
     "GB_GEO_RESOLVER": "geo_resolver",
@@ -124,8 +125,11 @@ class Settings(BaseModel):
     openai_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
     openai_base_url: str | None = None
-    llm_provider: Literal["anthropic", "bedrock", "openai"] = "anthropic"
+    # "offline": the rule-based LLM and hashed embeddings shipped in the package (ai/offline), which
+    # `gligabao serve` chooses when no key is set; elsewhere only when named.
+    llm_provider: Literal["anthropic", "bedrock", "openai", "offline"] = "anthropic"
     llm_model: str = "claude-haiku-5-5"
+    embedding_provider: Literal["openai", "offline"] = "openai"
     embedding_model: str = "text-embedding-3-small"
     embedding_dimensions: int = Field(1536, gt=0, le=16000)
 
@@ -226,6 +230,7 @@ class Settings(BaseModel):
 
     @field_validator(
         "llm_provider",
+        "embedding_provider",
         "geo_resolver",
         "auth_mode",
         "mcp_api_auth",

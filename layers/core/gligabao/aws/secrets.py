@@ -73,12 +73,14 @@ class ProviderKeys:
         raise NotConfigured(f"{what} not configured: {name} is not set")
 
     def llm_configured(self) -> bool:
+        if self._settings.llm_provider == "offline":
+            return True
         if self._settings.llm_provider == "openai":
             return "OPENAI_API_KEY" in self.all()
         return self._settings.llm_provider == "bedrock" or "ANTHROPIC_API_KEY" in self.all()
 
     def embeddings_configured(self) -> bool:
-        return "OPENAI_API_KEY" in self.all()
+        return self._settings.embedding_provider == "offline" or "OPENAI_API_KEY" in self.all()
 
 
 class SecretUnreadable(Exception):

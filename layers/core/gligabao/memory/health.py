@@ -28,18 +28,23 @@ class Health:
 
     @property
     def missing(self) -> list[str]:
-        return [PROVIDERS[name] for name, ok in self.configured.items() if not ok]
+        return [PROVIDERS[name] for name, ok in self.configured.items() if not ok and name in PROVIDERS]
 
 
 def health(
-    database: Database, *, llm_configured: bool, embeddings_configured: bool, llm_provider: str = "anthropic"
+    database: Database,
+    *,
+    llm_configured: bool,
+    embeddings_configured: bool,
+    llm_provider: str = "anthropic",
+    embedding_provider: str = "openai",
 ) -> Health:
-    # GB_LLM_PROVIDER=openai: the LLM and the embeddings are one provider, with one key.
-    configured = (
-        {"openai": llm_configured and embeddings_configured}
-        if llm_provider == "openai"
-        else {"anthropic": llm_configured, "openai": embeddings_configured}
-    )
+    """The state of the database and of each provider the LLM and the embeddings use: one entry per
+    provider (GB_LLM_PROVIDER=openai: the LLM and the embeddings are one, with one key; `offline`:
+    the package's own, always configured)."""
+    llm_name = llm_provider if llm_provider in ("openai", "offline") else "anthropic"
+    configured = {llm_name: llm_configured}
+    configured[embedding_provider] = configured.get(embedding_provider, True) and embeddings_configured
     return Health(version=__version__, database=database_state(database), configured=configured)
 
 

@@ -30,5 +30,6 @@ def health(deps: Annotated[Bundle, Depends(memory)]) -> Health:
         llm_configured=deps.keys.llm_configured(),
         embeddings_configured=deps.keys.embeddings_configured(),
         llm_provider=deps.settings.llm_provider,
+        embedding_provider=deps.settings.embedding_provider,
     )
     return Health.from_domain(state)
