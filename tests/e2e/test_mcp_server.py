@@ -200,3 +200,50 @@ def test_a_model_corrects_a_fact_then_ends_it(api, db, models):
     assert again.is_error and "(409)" in text_of(again) and "superseded" in text_of(again)
     live = db.execute("SELECT count(*) FROM gb_edges WHERE expired_at IS NULL").fetchone()[0]
     assert live == 1
+
+
+def test_the_help_of_the_command_lists_the_tools_the_server_serves(api):
+    import subprocess
+
+    async def session(client):
+        return [tool.name for tool in (await client.list_tools()).tools]
+
+    def tools_in_help(*args: str) -> str | None:
+        helped = subprocess.run(
+            [sys.executable, "-m", "gligabao.local.cli", *args],
+            env=mcp_command(api.base_url).env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert helped.returncode == 0, helped.stderr
+        listed = re.search(r"\(tools ([^)]*)\)", " ".join(helped.stdout.split()))
+        return listed.group(1) if listed else None
+
+    served = run(session)(api.base_url)
+
+    assert set(served) == TOOLS
+    assert tools_in_help("mcp", "--help") == ", ".join(served)  # gligabao mcp --help
+    assert tools_in_help("--help") == ", ".join(served)  # gligabao --help, the line of mcp
+
+
+def test_the_search_tools_limit_counts_facts_entities_and_passages_together(api, db, models):
+    async def session(client):
+        await client.call_tool(
+            "remember", {"text": "Alice works at Acme. Alice lives in Paris. Bob knows Alice."}
+        )
+        return [await client.call_tool("search", {"query": "Alice", "limit": limit}) for limit in (3, 10)]
+
+    three, ten = run(session)(api.base_url)
+
+    def items(result) -> list[str]:
+        return [line for line in text_of(result).splitlines() if line.startswith("- ")]
+
+    def scores(lines: list[str]) -> list[float]:
+        return [float(re.search(r" score (-?\d+\.\d+)", line).group(1)) for line in lines]
+
+    assert len(items(three)) == 3
+    assert len(items(ten)) == 7  # 3 facts and 4 entities: fewer than 10 exist
+    assert items(three) == items(ten)[:3]  # the best 3 of every kind together
+    assert scores(items(ten)) == sorted(scores(items(ten)), reverse=True)
+    assert any("[edge " in line for line in items(ten)) and any("[entity " in line for line in items(ten))

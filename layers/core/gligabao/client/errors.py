@@ -68,6 +68,16 @@ class PermissionDeniedError(ApiError):
 class NotFoundError(ApiError):
     """404: no such dataset, artifact, entity or edge for this user."""
 
+    def is_missing_dataset(self, dataset: str) -> bool:
+        """Whether this is the API's 404 of `dataset` not existing for the user (nothing has been
+        remembered in it yet), not of another missing thing or of a route API Gateway lacks."""
+        return self.error == missing_dataset_error(dataset)
+
+
+def missing_dataset_error(dataset: str) -> str:
+    """The API's error text when the user has no such dataset (gligabao.memory: `NotFound`)."""
+    return f"dataset {dataset!r} not found"
+
 
 class ConflictError(ApiError):
     """409: an Idempotency-Key reused with another body or still running, or a chunk's id forgotten."""

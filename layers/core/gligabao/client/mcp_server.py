@@ -4,7 +4,9 @@ official `mcp` SDK (the `[mcp]` extra) and calling the API through `gligabao.cli
 
 The user (and the default dataset) are the command's: the model never chooses whose memory it
 reads. Tool results are short texts written for a model: what was stored or found, with the ids
-`forget` takes. An API error is a tool error carrying the API's status and text.
+`forget` takes. An API error is a tool error carrying the API's status and text, except the 404 of
+a dataset nothing has been remembered in yet: the read tools (query, search, session) say memory
+is empty, since that is a new user's first turn, not a failure.
 
 Served over stdio, or over streamable HTTP guarded as `gligabao.client.mcp_http` says (DNS-rebinding
 protection always; the bearer token of GB_MCP_TOKEN, required off loopback).
@@ -24,13 +26,12 @@ from pydantic import Field
 
 from gligabao import __version__
 from gligabao.api.correction_models import CorrectionResponse
-from gligabao.api.query_models import QueryResponse
 from gligabao.api.readback_models import SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, RememberResponse
-from gligabao.api.search_models import SearchResponse
+from gligabao.api.search_models import ScoredEdge, ScoredEntity, ScoredPassage
 from gligabao.client.errors import ApiError, GligabaoError, NotFoundError
 from gligabao.client.mcp_http import RequireBearerToken, require_token_off_loopback, transport_security
-from gligabao.client.memory import Memory
+from gligabao.client.memory import Memory, QueryResult, SearchResult
 
 SERVER_NAME = "gligabao"
 DATASETS_URI = "gligabao://datasets"
@@ -87,7 +88,8 @@ Call it instead of `query` when you will reason over the facts yourself: it is c
 
 Narrow it with `relations` (e.g. ["works_at"]), `entity_types` (e.g. ["person"]), `session_ids`, \
 `metadata` (labels given when remembering, e.g. {"source": "crm"}) or `include_expired` (add \
-superseded facts). Returns at most `limit` of each kind, best first, with their ids."""
+superseded facts). Returns at most `limit` items in all (facts, entities and passages together), \
+best first, with their ids."""
 
 FORGET = """\
 Delete something from the user's long-term memory, permanently.
@@ -193,14 +195,17 @@ def build_server(memory: Memory) -> MemoryMcpServer:
         ] = None,
         dataset: Dataset = None,
     ) -> str:
-        return answer_text(
-            _api(lambda: memory.query(question, session_id=session_id, as_of=as_of, dataset=dataset))
+        answered = _api(lambda: memory.query(question, session_id=session_id, as_of=as_of, dataset=dataset))
+        return (
+            answer_text(answered) if answered.dataset_exists else empty_memory_text(dataset or memory.dataset)
         )
 
     @server.tool(description=SEARCH)
     def search(
         query: Annotated[str, Field(description="what to look for: a few words or a question")],
-        limit: Annotated[int, Field(description="at most this many of each kind", ge=1, le=100)] = 10,
+        limit: Annotated[
+            int, Field(description="at most this many items in all (facts, entities, passages)", ge=1, le=100)
+        ] = 10,
         relations: Annotated[list[str] | None, Field(description="only facts of these relations")] = None,
         entity_types: Annotated[list[str] | None, Field(description="only entities of these types")] = None,
         session_ids: Annotated[list[str] | None, Field(description="only what these sessions stated")] = None,
@@ -223,7 +228,7 @@ def build_server(memory: Memory) -> MemoryMcpServer:
                 query, limit=limit, dataset=dataset, filters={k: v for k, v in filters.items() if v}
             )
         )
-        return search_text(found)
+        return search_text(found, limit) if found.dataset_exists else empty_memory_text(found.dataset)
 
     @server.tool(description=FORGET)
     def forget(
@@ -271,10 +276,18 @@ def build_server(memory: Memory) -> MemoryMcpServer:
         dataset: Dataset = None,
         cursor: Annotated[str | None, Field(description="the cursor of the previous page")] = None,
     ) -> str:
-        page = _api(
-            lambda: memory.session(session_id, dataset=dataset, limit=SESSION_PAGE_ITEMS, cursor=cursor)
-        )
-        return session_text(page)
+        name = dataset or memory.dataset
+
+        def read() -> SessionReadback | None:
+            try:
+                return memory.session(session_id, dataset=name, limit=SESSION_PAGE_ITEMS, cursor=cursor)
+            except NotFoundError as error:
+                if error.is_missing_dataset(name):
+                    return None
+                raise
+
+        page = _api(read)
+        return session_text(page) if page is not None else empty_memory_text(name)
 
     @server.resource(
         DATASETS_URI,
@@ -377,7 +390,15 @@ def corrected_text(edge_id: int, corrected: CorrectionResponse) -> str:
     )
 
 
-def answer_text(answer: QueryResponse) -> str:
+def empty_memory_text(dataset: str) -> str:
+    """What a read tool says when the user has no such dataset: nothing remembered there yet."""
+    return (
+        f"Memory is empty: dataset {dataset} does not exist yet (nothing has been remembered in it). "
+        "Nothing is known from earlier conversations; `remember` creates it."
+    )
+
+
+def answer_text(answer: QueryResult) -> str:
     evidence = answer.evidence
     lines = [answer.answer]
     if evidence.edges or evidence.entities or evidence.passages:
@@ -399,27 +420,38 @@ def answer_text(answer: QueryResponse) -> str:
     return "\n".join(lines)
 
 
-def search_text(found: SearchResponse) -> str:
-    if not (found.edges or found.entities or found.passages):
+def best_items(found: SearchResult, limit: int) -> list[ScoredEdge | ScoredEntity | ScoredPassage]:
+    """The `limit` best items of every kind together. The API's `limit` counts each kind; a model
+    asking for 3 means 3. The scores are on one scale (the ranking orders a prompt's context by them
+    across kinds); on a tie facts come first, then entities, then passages."""
+    return sorted([*found.edges, *found.entities, *found.passages], key=lambda item: -item.score)[:limit]
+
+
+def scored_line(item: ScoredEdge | ScoredEntity | ScoredPassage) -> str:
+    if isinstance(item, ScoredEdge):
+        return (
+            f"- [edge {item.id}] {item.source} {item.relation} {item.target}"
+            + (f": {item.description}" if item.description else "")
+            + f" ({_times(item.valid_at, item.invalid_at, item.expired_at)})"
+            + f" score {item.score:.3f} {'+'.join(item.reasons)}"
+        )
+    if isinstance(item, ScoredEntity):
+        return (
+            f"- [entity {item.id}] {item.name} ({item.type})"
+            + (f": {item.description}" if item.description else "")
+            + f" score {item.score:.3f} {'+'.join(item.reasons)}"
+        )
+    passage = item.text or item.summary or ""
+    return f"- passage {item.index} of artifact {item.parent_id}: {passage} score {item.score:.3f}"
+
+
+def search_text(found: SearchResult, limit: int) -> str:
+    items = best_items(found, limit)
+    if not items:
         return f"Nothing found in dataset {found.dataset}."
-    lines = [f"Found in dataset {found.dataset} (best first; score, then why):"]
-    lines += [
-        f"- [edge {e.id}] {e.source} {e.relation} {e.target}"
-        + (f": {e.description}" if e.description else "")
-        + f" ({_times(e.valid_at, e.invalid_at, e.expired_at)}) score {e.score:.3f} {'+'.join(e.reasons)}"
-        for e in found.edges
-    ]
-    lines += [
-        f"- [entity {e.id}] {e.name} ({e.type})"
-        + (f": {e.description}" if e.description else "")
-        + f" score {e.score:.3f} {'+'.join(e.reasons)}"
-        for e in found.entities
-    ]
-    lines += [
-        f"- passage {p.index} of artifact {p.parent_id}: {p.text or p.summary or ''} score {p.score:.3f}"
-        for p in found.passages
-    ]
-    return "\n".join(lines)
+    return "\n".join(
+        [f"Found in dataset {found.dataset} (best first; score, then why):", *map(scored_line, items)]
+    )
 
 
 def session_text(page: SessionReadback) -> str:

@@ -6,11 +6,13 @@
     memory.remember("Alice works at Acme.", session_id="chat-42")
     print(memory.query("Where does Alice work?").answer)
 
-Results are the API's own response models (gligabao.api.*_models). Errors are `ApiError`s
-carrying the status and the API's error text (gligabao.client.errors). Reads, queries and
-forgets are retried on 429, 502, 503 and 504 and on a broken connection, with exponential
-backoff (Retry-After honoured); a remember is retried only with an Idempotency-Key, which the
-client generates unless told otherwise, so a retry never stores a text twice.
+Results are the API's own response models (gligabao.api.*_models); those of `query`, `context`
+and `search` add `dataset_exists`: a dataset nothing has been remembered in yet is an empty result
+there, not the API's 404. Errors are `ApiError`s carrying the status and the API's error text
+(gligabao.client.errors). Reads, queries and forgets are retried on 429, 502, 503 and 504 and on
+a broken connection, with exponential backoff (Retry-After honoured); a remember is retried only
+with an Idempotency-Key, which the client generates unless told otherwise, so a retry never
+stores a text twice.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 import httpx2
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from gligabao import __version__
 from gligabao.api.context_models import ContextResponse
@@ -38,7 +40,7 @@ from gligabao.api.facts_models import FactsInput
 from gligabao.api.forget_models import ErasureReceipt, ForgetResponse
 from gligabao.api.graph_models import GRAPHML_MEDIA_TYPE, NEXT_CURSOR_HEADER, GraphExport
 from gligabao.api.models import DatasetDeleted, DatasetList, DatasetSummary, Health
-from gligabao.api.query_models import QueryResponse
+from gligabao.api.query_models import Evidence, QueryResponse
 from gligabao.api.readback_models import ArtifactReadback, Edge, EntityReadback, SessionReadback
 from gligabao.api.remember_models import AcceptedResponse, BatchAcceptedResponse, RememberResponse
 from gligabao.api.search_models import SearchResponse
@@ -48,6 +50,7 @@ from gligabao.client.errors import (
     ApiConnectionError,
     ApiTimeoutError,
     GligabaoError,
+    NotFoundError,
     RememberFailed,
     UnexpectedResponseError,
     api_error,
@@ -62,6 +65,8 @@ RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 FINISHED_STATUSES = ("done", "failed")
+# The API's own answer when nothing in memory bears on the question (gligabao.memory.query).
+NO_CONTEXT_ANSWER = "I don't have any information in memory to answer that."
 # An image's media type from its first bytes (the API checks them against media_type too).
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -108,6 +113,32 @@ class GraphMLPage:
 
     document: str
     next_cursor: str | None
+
+
+def _dataset_exists() -> Any:
+    return Field(
+        default=True,
+        description="False when the user has no such dataset yet (nothing remembered in it): the API "
+        "answered 404 and the client made the result empty",
+    )
+
+
+class QueryResult(QueryResponse):
+    """`query()`'s answer: the API's QueryResponse, and whether the dataset exists."""
+
+    dataset_exists: bool = _dataset_exists()
+
+
+class ContextResult(ContextResponse):
+    """`context()`'s answer: the API's ContextResponse, and whether the dataset exists."""
+
+    dataset_exists: bool = _dataset_exists()
+
+
+class SearchResult(SearchResponse):
+    """`search()`'s answer: the API's SearchResponse, and whether the dataset exists."""
+
+    dataset_exists: bool = _dataset_exists()
 
 
 class Memory:
@@ -351,14 +382,16 @@ class Memory:
         geo_radius_km: float | None = None,
         eval: bool = False,
         filters: Mapping[str, Any] | None = None,
-    ) -> QueryResponse:
+    ) -> QueryResult:
         """Answer a question from the graph, with the evidence (entities, edges, passages) used.
         `as_of`: answer from the facts valid at that time. `eval`: record the call's ATIF trajectory
-        and return it as `trajectory`."""
+        and return it as `trajectory`. A dataset that does not exist yet is an empty memory: the
+        API's answer for no context, no evidence, `dataset_exists` False (and no trajectory)."""
+        name = dataset or self.dataset
         body = self._body(
             query=query,
             session_id=session_id,
-            dataset=dataset or self.dataset,
+            dataset=name,
             as_of=_time(as_of),
             reasoning=reasoning,
             models=models,
@@ -367,7 +400,16 @@ class Memory:
             eval=eval or None,
             filters=_filters(filters),
         )
-        return self._call(QueryResponse, "POST", "/v1/gb/query", json=body)
+        return self._unless_missing(
+            name,
+            lambda: self._call(QueryResult, "POST", "/v1/gb/query", json=body),
+            lambda: QueryResult(
+                session_id=session_id,
+                answer=NO_CONTEXT_ANSWER,
+                evidence=Evidence(entities=[], edges=[], passages=[]),
+                dataset_exists=False,
+            ),
+        )
 
     def context(
         self,
@@ -377,18 +419,27 @@ class Memory:
         dataset: str | None = None,
         as_of: datetime | str | None = None,
         filters: Mapping[str, Any] | None = None,
-    ) -> ContextResponse:
+    ) -> ContextResult:
         """Retrieval only: the context an answer to `query` would be written from (the rendered
-        text for your own prompt, and its entities, edges and passages), with no LLM call."""
+        text for your own prompt, and its entities, edges and passages), with no LLM call. A
+        dataset that does not exist yet is an empty memory: an empty context, `dataset_exists`
+        False (a new user's first turn)."""
+        name = dataset or self.dataset
         body = self._body(
             query=query,
             session_id=session_id,
-            dataset=dataset or self.dataset,
+            dataset=name,
             as_of=_time(as_of),
             answer=False,
             filters=_filters(filters),
         )
-        return self._call(ContextResponse, "POST", "/v1/gb/query", json=body)
+        return self._unless_missing(
+            name,
+            lambda: self._call(ContextResult, "POST", "/v1/gb/query", json=body),
+            lambda: ContextResult(
+                session_id=session_id, context="", entities=[], edges=[], passages=[], dataset_exists=False
+            ),
+        )
 
     def search(
         self,
@@ -398,19 +449,25 @@ class Memory:
         limit: int | None = None,
         similarity_threshold: float | None = None,
         filters: Mapping[str, Any] | None = None,
-    ) -> SearchResponse:
+    ) -> SearchResult:
         """The entities, facts and passages most relevant to `query`, each with its `score` and
-        `reasons` (keyword, vector, expansion, recent), with no LLM call. `filters`: `entity_types`,
-        `relations`, `session_ids`, `metadata`, `valid_from`, `valid_to`, `created_from`,
-        `created_to`, `include_expired`."""
+        `reasons` (keyword, vector, expansion, recent), with no LLM call; `limit`: at most this
+        many of each kind. `filters`: `entity_types`, `relations`, `session_ids`, `metadata`,
+        `valid_from`, `valid_to`, `created_from`, `created_to`, `include_expired`. A dataset that
+        does not exist yet is an empty memory: empty lists, `dataset_exists` False."""
+        name = dataset or self.dataset
         body = self._body(
             query=query,
-            dataset=dataset or self.dataset,
+            dataset=name,
             limit=limit,
             similarity_threshold=similarity_threshold,
             filters=_filters(filters),
         )
-        return self._call(SearchResponse, "POST", "/v1/gb/search", json=body, retry=True)
+        return self._unless_missing(
+            name,
+            lambda: self._call(SearchResult, "POST", "/v1/gb/search", json=body, retry=True),
+            lambda: SearchResult(dataset=name, entities=[], edges=[], passages=[], dataset_exists=False),
+        )
 
     # --- facts ---------------------------------------------------------------------------------
 
@@ -675,6 +732,18 @@ class Memory:
         """POST /v1/gb/remember: what was stored, or the 202 of a pending artifact."""
         response = self._remember_call("/v1/gb/remember", body, idempotency_key)
         return _parsed(AcceptedResponse if response.status_code == 202 else RememberResponse, response)
+
+    @staticmethod
+    def _unless_missing(dataset: str, call: Callable[[], Model], empty: Callable[[], Model]) -> Model:
+        """The call's result; `empty()` when the API says the user has no such dataset. The API keeps
+        that 404 (a typo in a name is then visible); for the reads of an agent's turn it only means
+        nothing has been remembered yet. Any other 404 is raised."""
+        try:
+            return call()
+        except NotFoundError as error:
+            if not error.is_missing_dataset(dataset):
+                raise
+            return empty()
 
     def _body(self, **fields: Any) -> dict[str, Any]:
         """A JSON body: the user, and the fields given (None left out: the API's default)."""

@@ -171,12 +171,13 @@ def _import(args) -> int:
 
 
 def _add_mcp_parser(commands) -> None:
-    mcp = commands.add_parser(
-        "mcp",
-        help="serve a user's memory to MCP clients (tools remember, query, forget, session): stdio, "
-        "or streamable HTTP with --http (needs the mcp extra)",
-        formatter_class=DefaultsShown,
+    from gligabao.client.mcp_tools import TOOL_NAMES  # the server's own list, without the mcp SDK
+
+    about = (
+        f"serve a user's memory to MCP clients (tools {', '.join(TOOL_NAMES)}): stdio, "
+        "or streamable HTTP with --http (needs the mcp extra)"
     )
+    mcp = commands.add_parser("mcp", help=about, description=about, formatter_class=DefaultsShown)
     add_api_arguments(mcp, api_default="http://127.0.0.1:7878")
     mcp.add_argument(
         "--user-id",
