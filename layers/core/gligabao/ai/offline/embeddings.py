@@ -14,8 +14,9 @@ import hashlib
 import math
 import time
 
+from gligabao.ai.offline.records import offline_inference
 from gligabao.ai.offline.words import stems
-from gligabao.observability.inferences import CallContext, Inference
+from gligabao.observability.inferences import CallContext
 
 OFFLINE_EMBEDDING_MODEL = "offline-hash"
 TRIGRAM_WEIGHT = 0.3
@@ -40,19 +41,7 @@ class OfflineEmbedder:
         started = time.monotonic()
         with call.model_call():
             vectors = [hashed_vector(text, self.dimensions) for text in texts]
-        call.record(
-            Inference(
-                stage=stage,
-                model=OFFLINE_EMBEDDING_MODEL,
-                reasoning=None,
-                input_tokens=0,
-                output_tokens=0,
-                thinking_tokens=None,
-                cost_usd=0.0,
-                duration_ms=round((time.monotonic() - started) * 1000),
-                ok=True,
-            )
-        )
+        call.record(offline_inference(stage, OFFLINE_EMBEDDING_MODEL, None, started))
         return vectors
 
 

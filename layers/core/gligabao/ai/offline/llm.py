@@ -16,6 +16,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from gligabao.ai.offline.answers import answer_offline
+from gligabao.ai.offline.records import offline_inference
 from gligabao.ai.offline.resolution import resolve_offline
 from gligabao.ai.offline.sentences import extract_sentences
 from gligabao.ai.prompts.detect_geo import DetectedPlaces
@@ -23,7 +24,7 @@ from gligabao.ai.prompts.extract import ChunkExtraction, Extraction
 from gligabao.ai.prompts.query import QueryReply
 from gligabao.ai.prompts.resolve import Resolution, WindowResolution
 from gligabao.errors import NotConfigured
-from gligabao.observability.inferences import CallContext, Inference
+from gligabao.observability.inferences import CallContext
 from gligabao.timefmt import parse_rfc3339
 
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -61,9 +62,9 @@ class OfflineLLM:
             try:
                 reply = offline_reply(stage, content, reply_model)
             except NotConfigured as error:
-                call.record(_inference(stage, reasoning, started, error=error.message))
+                call.record(offline_inference(stage, OFFLINE_MODEL, reasoning, started, error=error.message))
                 raise
-        call.record(_inference(stage, reasoning, started))
+        call.record(offline_inference(stage, OFFLINE_MODEL, reasoning, started))
         return reply
 
 
@@ -104,18 +105,3 @@ def _summary(text: str) -> str:
 def _section(content: str, tag: str) -> str:
     found = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", content, re.DOTALL)
     return found.group(1) if found else ""
-
-
-def _inference(stage: str, reasoning: str, started: float, error: str | None = None) -> Inference:
-    return Inference(
-        stage=stage,
-        model=OFFLINE_MODEL,
-        reasoning=reasoning,
-        input_tokens=0,
-        output_tokens=0,
-        thinking_tokens=None,
-        cost_usd=0.0,
-        duration_ms=round((time.monotonic() - started) * 1000),
-        ok=error is None,
-        error=error,
-    )
