@@ -427,6 +427,38 @@ def test_the_same_file_is_imported_into_another_dataset_beside_the_first_ones_st
     assert len(graph_rows(db, "history")["artifacts"]) == 7
 
 
+def test_a_state_file_of_the_earlier_one_dataset_format_lets_the_file_into_another_dataset(
+    api, models, db, local_jobs, tmp_path, capsys
+):
+    path = tmp_path / "history.jsonl"
+    write_history(path, moves())
+    assert run_import(api, path) == 0
+    state_path = path.with_name(path.name + ".import.json")
+    entry = import_state(path)
+    # What the importer wrote before imports were kept per dataset: the one it was run into.
+    state_path.write_text(
+        json.dumps(
+            {
+                "input_sha256": entry["input_sha256"],
+                "dataset": "history",
+                "sent": 7,
+                "artifacts": entry["artifacts"],
+            }
+        )
+    )
+    capsys.readouterr()
+
+    code = main(["import", str(path), "--api", api.base_url, "--user-id", "u1", "--dataset", "other"])
+
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "texts: 7, sent now: 7, done: 7, failed: 0" in out
+    assert import_state(path, "history")["handled"] == 7  # the earlier import kept, now as an entry
+    assert run_import(api, path) == 0
+    assert "sent now: 0, done: 7" in capsys.readouterr().out
+    assert len(graph_rows(db, "history")["artifacts"]) == 7
+
+
 def test_a_rerun_that_sends_nothing_shows_no_rate(api, models, db, local_jobs, tmp_path, capsys):
     path = tmp_path / "history.jsonl"
     write_history(path, moves())
@@ -438,6 +470,47 @@ def test_a_rerun_that_sends_nothing_shows_no_rate(api, models, db, local_jobs, t
     out, err = capsys.readouterr()
     assert "sent now: 0" in out
     assert "7/7" in err and "/s" not in err  # nothing sent or remembered by this run: no rate
+
+
+def test_a_resumed_runs_rate_counts_only_the_texts_it_sent_over_its_own_time(
+    api, models, db, local_jobs, tmp_path, capsys, monkeypatch
+):
+    import io
+    import re
+
+    from gligabao.client.bulk_import import import_history
+
+    path = tmp_path / "history.jsonl"
+    write_history(path, moves())
+    send = Memory.remember_batch
+
+    batches = []
+
+    def stopping_after_four(self, texts, **kwargs):
+        if len(batches) == 2:
+            raise KeyboardInterrupt  # the user stopped it, 4 texts sent
+        batches.append(texts)
+        return send(self, texts, **kwargs)
+
+    monkeypatch.setattr(Memory, "remember_batch", stopping_after_four)
+    with pytest.raises(KeyboardInterrupt):
+        run_import(api, path, "--batch-size", "2")
+    now = [1000.0]  # the first run's texts were sent long before this run's clock starts
+
+    def taking_six_seconds(self, texts, **kwargs):
+        now[0] += 6.0
+        return send(self, texts, **kwargs)
+
+    monkeypatch.setattr(Memory, "remember_batch", taking_six_seconds)
+    progress = io.StringIO()
+    with Memory(api.base_url, user_id="u1", dataset="history") as memory:
+        report = import_history(
+            memory, path, batch_size=3, wait=False, progress=progress, clock=lambda: now[0]
+        )
+
+    assert report.sent_now == 3
+    # 3 texts of this run in its 6 seconds: 0.5/s (not 7 texts in 6 s, nor 4 in no time at the start)
+    assert re.findall(r"(\d+/7)(?: \(([\d.]+)/s\))?", progress.getvalue()) == [("4/7", ""), ("7/7", "0.5")]
 
 
 def test_a_dataset_or_user_the_api_refuses_stops_the_import_instead_of_skipping_every_text(

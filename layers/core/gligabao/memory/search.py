@@ -48,6 +48,14 @@ class Scored:
     reasons: tuple[str, ...]
 
 
+def is_direct(scored: Scored) -> bool:
+    """Whether the query itself found the item (a keyword, vector or recent match), not only a seed
+    it hangs from. An end of a kept fact has its fact's score, so an entity reached only through
+    Acme ties Acme whenever the fact outscores Acme's own match: at equal scores the direct match
+    comes first, then the lower id."""
+    return scored.reasons != (EXPANSION,)
+
+
 @dataclass(frozen=True)
 class SearchResult:
     dataset: str
@@ -141,7 +149,7 @@ def scored_result(
             Scored(item, round(context.scores.get((kind, key(item)), 0.0), 6), reasons(item))
             for item in items
         ]
-        found.sort(key=lambda s: -s.score)  # stable: the ranking's order breaks ties
+        found.sort(key=lambda s: (-s.score, not is_direct(s), key(s.item)))
         return found[:limit]
 
     return SearchResult(
