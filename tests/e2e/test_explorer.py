@@ -4,13 +4,14 @@ by Playwright, the page served by the explorer's own server, its calls proxied t
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from dataclasses import dataclass, field
 
 import pytest
 from conftest import reconfigure
-from explorer_browser import CHROMIUM, launch_chromium, screenshot_path
+from explorer_browser import CHROMIUM, launch_chromium, screenshot_path, stand_in_api, synthetic_graph
 from image_files import image_body, image_file
 from ontology_helpers import register
 from remember_helpers import prompt_of, remember, rule_based_model
@@ -107,18 +108,93 @@ class Explorer:
             if not (text.startswith("Failed to load resource") and any(e in text for e in expected))
         ]
 
+    def geometry(self) -> dict:
+        """What the last draw put on the canvas: node circles and label boxes, in canvas pixels."""
+        return self.page.evaluate("explorerGeometry()")
 
-@pytest.fixture
-def explorer(browser, explorer_url, api):
+    def swatch_colours(self) -> dict[str, str]:
+        """The legend's type -> the colour of its swatch (rgb(...))."""
+        return dict(
+            self.page.eval_on_selector_all(
+                "#legend li",
+                "els => els.map(e => [e.textContent.replace(/ \\(\\d+\\)$/, ''),"
+                " getComputedStyle(e.querySelector('.swatch')).backgroundColor])",
+            )
+        )
+
+
+def _page(browser, url: str):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.set_default_timeout(10_000)
-    opened = Explorer(page, explorer_url)
+    opened = Explorer(page, url)
     page.on("console", lambda message: message.type == "error" and opened.console_errors.append(message.text))
     page.on("pageerror", lambda error: opened.console_errors.append(f"page error: {error}"))
+    return context, opened
+
+
+@pytest.fixture
+def explorer(browser, explorer_url, api):
+    context, opened = _page(browser, explorer_url)
     yield opened
     context.close()
     assert opened.unexpected_errors() == []
+
+
+@pytest.fixture
+def synthetic(browser):
+    """The page on graphs of a stand-in API (no database): synthetic(name=(entities, edges), ...)."""
+    started = []
+
+    def serve(**datasets) -> Explorer:
+        api = stand_in_api(datasets)
+        server, url = _serve(f"http://127.0.0.1:{api.server_address[1]}")
+        context, opened = _page(browser, url)
+        started.append((api, server, context, opened))
+        return opened
+
+    yield serve
+    for api, server, context, opened in started:
+        context.close()
+        server.shutdown()
+        server.server_close()
+        api.shutdown()
+        api.server_close()
+        assert opened.unexpected_errors() == []
+
+
+def overlaps(geometry: dict) -> dict[str, list]:
+    """Every pair of node circles that overlap, label box that meets a circle, and pair of label
+    boxes that intersect (touching is not overlapping)."""
+    circles, boxes = geometry["circles"], geometry["labels"]
+
+    def box_meets_circle(box, circle) -> bool:
+        dx = circle["x"] - max(box["x"], min(circle["x"], box["x"] + box["w"]))
+        dy = circle["y"] - max(box["y"], min(circle["y"], box["y"] + box["h"]))
+        return dx * dx + dy * dy < circle["r"] ** 2
+
+    def boxes_meet(a, b) -> bool:
+        return not (
+            a["x"] + a["w"] <= b["x"]
+            or b["x"] + b["w"] <= a["x"]
+            or a["y"] + a["h"] <= b["y"]
+            or b["y"] + b["h"] <= a["y"]
+        )
+
+    return {
+        "circles": [
+            (a["id"], b["id"])
+            for a, b in itertools.combinations(circles, 2)
+            if (a["x"] - b["x"]) ** 2 + (a["y"] - b["y"]) ** 2 < (a["r"] + b["r"]) ** 2
+        ],
+        "label on circle": [
+            (box["text"], circle["id"])
+            for box in boxes
+            for circle in circles
+            if box_meets_circle(box, circle)
+        ],
+        "labels": [(a["text"], b["text"]) for a, b in itertools.combinations(boxes, 2) if boxes_meet(a, b)],
+    }
 
 
 def alice_and_friends(api) -> dict:
@@ -172,7 +248,7 @@ def test_the_graph_shows_every_entity_sized_by_degree_and_every_live_fact_with_i
         " const ratio = window.devicePixelRatio || 1;"
         " return Array.from(c.getContext('2d').getImageData((x - r.left) * ratio, (y - r.top) * ratio, 1, 1).data); }",
         [point["x"], point["y"]],
-    )[:3] == [0x4E, 0x79, 0xA7]  # person: the most frequent type, the first colour
+    )[:3] == [0x4E, 0x79, 0xA7]  # person's colour, from its name
 
 
 def test_search_by_name_finds_an_entity_and_enter_opens_it(explorer, api, models):
@@ -500,7 +576,7 @@ def test_the_type_filter_offers_the_ontology_s_types_and_shows_only_the_chosen_o
 
     options = explorer.page.eval_on_selector_all("#type-filter option", "els => els.map(e => e.textContent)")
     assert options == ["all types (ontology “people”)", "organization (1)", "person (3)", "place (1)"]
-    # colours follow the ontology's order, not the graph's counts
+    # the legend follows the ontology's order, not the graph's counts
     assert explorer.page.inner_text("#legend").splitlines()[0] == "organization (1)"
     assert explorer.entity_names() == ["Acme", "Alice", "Bob", "Carol", "Paris"]
     explorer.page.select_option("#type-filter", "person")
@@ -514,3 +590,110 @@ def test_the_type_filter_offers_the_ontology_s_types_and_shows_only_the_chosen_o
         "Alice lives_in Paris",
         "Alice works_for Acme",
     ]
+
+
+@pytest.mark.parametrize(("entities", "facts"), [(38, 133), (200, 600)])
+def test_no_node_overlaps_another_and_no_label_covers_a_node_or_another_label(synthetic, entities, facts):
+    explorer = synthetic(graph=synthetic_graph(facts, entities))
+
+    explorer.open(user="anyone", dataset="graph")
+    explorer.wait_for_graph()
+
+    drawn = explorer.geometry()
+    assert len(drawn["circles"]) == entities
+    assert len(drawn["labels"]) >= 20  # names and relations are drawn, only clear of the rest
+    assert overlaps(drawn) == {"circles": [], "label on circle": [], "labels": []}
+    explorer.page.check("#superseded")  # more facts: bigger hubs, still in the room kept for them
+    assert overlaps(explorer.geometry()) == {"circles": [], "label on circle": [], "labels": []}
+    explorer.page.click("#zoom-in")
+    explorer.page.click("#zoom-in")
+    zoomed = explorer.geometry()
+    assert overlaps(zoomed) == {"circles": [], "label on circle": [], "labels": []}
+    width = explorer.page.locator("#graph").bounding_box()["width"]
+    assert all(box["x"] >= 0 and box["x"] + box["w"] <= width for box in zoomed["labels"])  # whole
+
+
+def test_the_same_graph_gets_the_same_picture(synthetic):
+    explorer = synthetic(graph=synthetic_graph(600, 200))
+
+    explorer.open(user="anyone", dataset="graph")
+    explorer.wait_for_graph()
+    first = explorer.geometry()
+    explorer.open(user="anyone", dataset="graph")
+    explorer.wait_for_graph()
+
+    assert explorer.geometry() == first
+
+
+def test_a_type_keeps_its_colour_whatever_else_the_dataset_holds(synthetic):
+    # person is the rarer type of one dataset and the commoner of the other, among other types
+    explorer = synthetic(
+        places=synthetic_graph(40, 30, types=["place", "place", "place", "person"]),
+        projects=synthetic_graph(40, 30, types=["person", "person", "topic", "event", "project"]),
+    )
+
+    explorer.open(user="anyone", dataset="places")
+    explorer.wait_for_graph()
+    in_places = explorer.swatch_colours()
+    explorer.page.select_option("#dataset", "projects")
+    explorer.page.wait_for_selector("#legend li:has-text('topic')")
+    explorer.wait_for_graph()
+    in_projects = explorer.swatch_colours()
+
+    assert list(in_places) == ["place", "person"]
+    assert next(iter(in_projects)) == "person"
+    assert in_places["person"] == in_projects["person"]
+    assert len(set(in_projects.values())) == 4  # the common types get colours of their own
+    assert in_places["place"] != in_places["person"]
+
+
+def test_the_neighbourhood_of_an_entity_shows_it_and_its_neighbours_then_the_whole_graph_again(
+    explorer, api, models
+):
+    known = alice_and_friends(api)
+    acme = next(e["id"] for e in known["first"]["entities"] if e["name"] == "Acme")
+    explorer.open()
+    explorer.wait_for_graph()
+
+    explorer.page.click("#entity-list button:has-text('Bob')")
+    explorer.page.click("#show-neighbourhood")
+
+    assert explorer.entity_names() == ["Alice", "Bob"]  # 1 hop: Bob knows Alice
+    assert explorer.page.inner_text("#focus-text") == "Neighbourhood of “Bob”"
+    assert len(explorer.geometry()["circles"]) == 2
+    explorer.page.select_option("#hops", "2")  # and what Alice is linked to (Paris is superseded)
+    assert explorer.entity_names() == ["Acme", "Alice", "Berlin", "Bob"]
+    assert explorer.page.inner_text("#edge-list").splitlines() == [
+        "Alice lives_in Berlin",
+        "Alice works_at Acme",
+        "Bob knows Alice",
+    ]
+    explorer.page.click("#whole-graph")
+    assert explorer.entity_names() == ["Acme", "Alice", "Berlin", "Bob", "Paris"]
+    assert explorer.page.is_hidden("#focus-bar")
+
+    point = explorer.page.evaluate(f"gbExplorer.screenPoint('entity', {acme})")
+    explorer.page.mouse.dblclick(point["x"], point["y"])  # a double-click on a node opens its own, 1 hop
+
+    assert explorer.entity_names() == ["Acme", "Alice"]
+    assert explorer.page.inner_text("#focus-text") == "Neighbourhood of “Acme”"
+
+
+def test_the_url_opens_on_the_graph_of_the_user_it_names(explorer, api, models):
+    remember(api, "Alice works at Acme.", dataset="work")
+    remember(api, "Bob lives in Paris. Bob knows Carol.", dataset="home")
+    first = api.get("/v1/gb/datasets?user_id=u1").json["datasets"][0]["name"]
+    names = {"home": ["Bob", "Carol", "Paris"], "work": ["Acme", "Alice"]}
+
+    explorer.page.goto(explorer.url + "/?user=u1")  # no Load to press, no dataset named
+    explorer.wait_for_graph()
+
+    assert explorer.page.input_value("#user") == "u1"
+    assert explorer.page.input_value("#dataset") == first
+    assert explorer.entity_names() == names[first]
+    assert len(explorer.geometry()["circles"]) == len(names[first])  # drawn, not only listed
+    other = "work" if first == "home" else "home"
+    explorer.page.goto(explorer.url + f"/?user=u1&dataset={other}")
+    explorer.wait_for_graph()
+    assert explorer.page.input_value("#dataset") == other
+    assert explorer.entity_names() == names[other]

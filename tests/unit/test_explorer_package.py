@@ -4,6 +4,8 @@ chooses)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
 from fnmatch import fnmatch
@@ -19,23 +21,58 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "layers" / "core" / "gligabao"
 
 
+VENDORED = json.loads((STATIC / "vendor.json").read_text())["files"]
+
+
 def test_every_file_the_page_loads_is_in_the_package_data():
     page = (STATIC / "index.html").read_text()
     loaded = re.findall(r'(?:src|href)="/static/([^"]+)"', page)
-    assert sorted(loaded) == ["explorer.css", "explorer.js"]
+    assert sorted(loaded) == sorted(["explorer.css", "explorer.js", *(entry["file"] for entry in VENDORED)])
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
         "gligabao"
     ]
-    for name in [*loaded, "index.html"]:
+    licences = [entry["license_file"] for entry in VENDORED]
+    for name in [*loaded, "index.html", "vendor.json", *licences]:
         assert (STATIC / name).is_file()
         relative = (STATIC / name).relative_to(PACKAGE).as_posix()
         assert any(fnmatch(relative, pattern) for pattern in patterns), relative
 
 
+def test_the_page_loads_only_its_own_scripts_the_library_before_the_page_s_own():
+    page = (STATIC / "index.html").read_text()
+    scripts = re.findall(r"<script\b[^>]*>", page)
+    sources = [re.search(r'src="([^"]+)"', tag)[1] for tag in scripts]
+    assert sources == [*(f"/static/{entry['file']}" for entry in VENDORED), "/static/explorer.js"]
+    assert all(" defer" in tag for tag in scripts)  # deferred scripts run in the order written
+
+
+def test_each_vendored_file_is_the_pinned_release_s_own_with_its_licence_beside_it():
+    assert [entry["package"] for entry in VENDORED] == ["d3-dispatch", "d3-quadtree", "d3-timer", "d3-force"]
+    for entry in VENDORED:
+        content = (STATIC / entry["file"]).read_bytes()
+        assert hashlib.sha256(content).hexdigest() == entry["sha256"], entry["file"]
+        version = re.escape(entry["version"])
+        assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", entry["version"])  # pinned, not a range
+        assert content.startswith(f"// https://d3js.org/{entry['package']}/ v{entry['version']} ".encode())
+        assert re.fullmatch(
+            rf"https://registry\.npmjs\.org/{entry['package']}/-/{entry['package']}-{version}\.tgz",
+            entry["tarball"],
+        )
+        assert re.fullmatch(r"sha512-[A-Za-z0-9+/]{86}==", entry["integrity"])
+        assert entry["license"] == "ISC"
+        assert "Permission to use, copy, modify" in (STATIC / entry["license_file"]).read_text()
+
+
 def test_the_page_loads_nothing_from_elsewhere_at_run_time():
+    vendored = {entry["file"] for entry in VENDORED}
     for path in STATIC.iterdir():
+        if path.name == "vendor.json":
+            continue  # where the vendored files came from: read by people, never by the page
         text = path.read_text()
+        if path.name in vendored:
+            text = text.split("\n", 1)[1]  # the library's first line is a comment naming its home page
         assert not re.search(r"https?://(?!127\.0\.0\.1)", text), path.name  # no CDN, no font service
+        assert "import(" not in text, path.name
     assert "<script>" not in (STATIC / "index.html").read_text()  # no inline script: the CSP forbids it
 
 

@@ -1,7 +1,8 @@
-// The gligabao memory explorer: one page, plain JavaScript, no library. It reads the graph export
-// (live and superseded facts), lays it out once (force-directed, Barnes-Hut repulsion, a fixed
-// iteration budget, then static) and draws it on a canvas; lists mirror what is drawn so every
-// entity and fact is reachable by keyboard. Every API call goes through the explorer's proxy.
+// The gligabao memory explorer: one page, plain JavaScript and d3-force (vendored beside it, see
+// vendor.json). It reads the graph export (live and superseded facts), lays it out once (d3-force's
+// simulation run to rest, collisions included, then static) and draws it on a canvas, labels
+// placed clear of every node and of each other; lists mirror what is drawn so every entity and
+// fact is reachable by keyboard. Every API call goes through the explorer's proxy.
 "use strict";
 
 const PAGE_HEADER = "X-Gligabao-Explorer";
@@ -11,6 +12,10 @@ const READBACK_LIMIT = 500;
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#8c8c8c"];
 const COLOURS = { edge: "#8a93a6", superseded: "#b8bec9", evidence: "#e09b00", session: "#c2185b", selected: "#1565c0", match: "#2e7d32" };
 const IDEAL_EDGE = 70; // world units between two linked entities
+const MAX_RADIUS = 26; // world units: a hub's circle
+const COLLIDE_MARGIN = 8; // world units kept free between two circles, for their labels
+const SETTLE_TICKS = 60; // collision-only ticks at most, after the simulation's own
+const MIN_DRAWN_RADIUS = 1.5; // canvas pixels: a node stays a visible dot when zoomed far out
 
 const $ = (id) => document.getElementById(id);
 
@@ -147,6 +152,7 @@ const state = {
   visibleEntities: [],
   visibleEdges: [],
   selection: null, // {kind: "entity"|"edge", id}
+  focus: null, // the neighbourhood view: {id, hops}, or null for the whole graph
   search: "",
   matches: new Set(),
   session: null, // {id, entities: Set, edges: Set}
@@ -154,6 +160,7 @@ const state = {
   sessionsSeen: new Set(),
   view: { scale: 1, x: 0, y: 0 },
   layoutRun: 0,
+  layoutMs: null, // how long the last layout took, ticks and collisions
   queryFeatures: { answerFlag: false },
   loading: 0,
 };
@@ -309,8 +316,10 @@ async function loadDataset(dataset, { keepLayout }) {
     });
   }
   state.truncated = graph.truncated;
+  countFullDegrees();
   if (!keepLayout) {
     state.selection = null;
+    state.focus = null;
     state.session = null;
     state.evidence = null;
     state.search = "";
@@ -344,6 +353,7 @@ function dropForgotten() {
   if (selection && !(selection.kind === "entity" ? state.entities : state.edges).has(selection.id)) {
     state.selection = null;
   }
+  if (state.focus && !state.entities.has(state.focus.id)) state.focus = null;
   for (const highlight of [state.session, state.evidence]) {
     if (!highlight) continue;
     highlight.entities = new Set([...highlight.entities].filter((id) => state.entities.has(id)));
@@ -357,6 +367,7 @@ function clearGraph() {
   state.visibleEntities = [];
   state.visibleEdges = [];
   state.selection = null;
+  state.focus = null;
   state.session = null;
   state.evidence = null;
   state.stops = [Infinity];
@@ -366,6 +377,7 @@ function clearGraph() {
   renderLists();
   renderLegend();
   renderHighlightBar();
+  renderFocusBar();
   showDetailHint();
   $("stats").textContent = "";
   draw();
@@ -378,8 +390,8 @@ function showEmpty(text) {
   draw();
 }
 
-// Colours by entity type: with an ontology, its types first in its order (each keeps its colour
-// whatever the graph holds), then any other type the graph still holds (stored before it).
+// The legend's types: with an ontology, its types first in its order, then any other type the
+// graph still holds (stored before it), most frequent first.
 function assignColours() {
   const counts = new Map();
   for (const entity of state.entities.values()) counts.set(entity.type, (counts.get(entity.type) || 0) + 1);
@@ -391,8 +403,18 @@ function assignColours() {
   ];
   if (state.typeFilter && !state.types.some(([type]) => type === state.typeFilter)) state.typeFilter = "";
   renderTypeFilter();
-  state.colours = new Map(state.types.map(([type], index) => [type, PALETTE[Math.min(index, PALETTE.length - 1)]]));
+  state.colours = new Map(state.types.map(([type]) => [type, typeColour(type)]));
   for (const entity of state.entities.values()) entity.colour = state.colours.get(entity.type);
+}
+
+// A type's colour comes from its name alone (a hash into the palette), so a type keeps its colour
+// in every dataset, whatever other types are there or in what order. The salt is chosen so that
+// the eight types the extraction prompt names most (person, organization, place, event, object,
+// concept, project, topic) get eight different colours; other types may share one.
+const TYPE_COLOUR_SALT = "1299";
+
+function typeColour(type) {
+  return PALETTE[hash(`${TYPE_COLOUR_SALT} ${type.toLowerCase()}`) % PALETTE.length];
 }
 
 // ---------------------------------------------------------------- time
@@ -462,7 +484,6 @@ function recompute() {
     touched.add(edge.source_id);
     touched.add(edge.target_id);
   }
-  const entities = [];
   for (const entity of state.entities.values()) {
     let visible;
     if (state.axis === "recorded" || now()) visible = entity.createdUs <= at;
@@ -470,18 +491,73 @@ function recompute() {
     if (state.typeFilter && entity.type !== state.typeFilter) visible = false;
     entity.visible = visible;
     entity.degree = degree.get(entity.id) || 0;
-    if (visible) entities.push(entity);
   }
   // an edge is drawn only between drawn entities
-  state.visibleEdges = shown.filter((edge) => state.entities.get(edge.source_id).visible && state.entities.get(edge.target_id).visible);
-  state.visibleEntities = entities.sort((a, b) => a.name.localeCompare(b.name) || a.id - b.id);
+  const between = (edge) => state.entities.get(edge.source_id).visible && state.entities.get(edge.target_id).visible;
+  if (state.focus) {
+    const near = neighbourhood(state.focus.id, state.focus.hops, shown.filter(between));
+    for (const entity of state.entities.values()) entity.visible = entity.visible && near.has(entity.id);
+  }
+  state.visibleEdges = shown.filter(between);
+  state.visibleEntities = [...state.entities.values()]
+    .filter((entity) => entity.visible)
+    .sort((a, b) => a.name.localeCompare(b.name) || a.id - b.id);
   bendParallelEdges();
   updateMatches();
   renderStats();
   renderLists();
   renderLegend();
   renderHighlightBar();
+  renderFocusBar();
   draw();
+}
+
+// An entity and what is within `hops` facts of it, over the facts drawn (either direction).
+function neighbourhood(id, hops, edges) {
+  const links = new Map();
+  for (const edge of edges) {
+    for (const [from, to] of [[edge.source_id, edge.target_id], [edge.target_id, edge.source_id]]) {
+      if (!links.has(from)) links.set(from, []);
+      links.get(from).push(to);
+    }
+  }
+  const near = new Set([id]);
+  let ring = [id];
+  for (let hop = 0; hop < hops; hop++) {
+    const next = [];
+    for (const from of ring) {
+      for (const to of links.get(from) || []) {
+        if (near.has(to)) continue;
+        near.add(to);
+        next.push(to);
+      }
+    }
+    ring = next;
+  }
+  return near;
+}
+
+// The neighbourhood view: only an entity and its neighbours (1 hop when opened, 2 on demand), fitted
+// to the canvas; the layout is the whole graph's, so a node stays where it was.
+function showNeighbourhood(id, hops) {
+  if (!state.entities.has(id)) return;
+  state.focus = { id, hops };
+  $("hops").value = String(hops);
+  recompute();
+  fitView();
+}
+
+function showWholeGraph() {
+  if (!state.focus) return;
+  state.focus = null;
+  recompute();
+  fitView();
+}
+
+function renderFocusBar() {
+  const focus = state.focus && state.entities.get(state.focus.id);
+  $("focus-bar").hidden = !focus;
+  if (focus) $("focus-text").textContent = `Neighbourhood of “${focus.name}”`;
 }
 
 function bendParallelEdges() {
@@ -601,202 +677,145 @@ function renderHighlightBar() {
 
 // ---------------------------------------------------------------- layout
 
+// A node's radius in world units: its degree over every fact it has (live or superseded), so a
+// circle never outgrows the room the layout kept for it, whatever the slider shows.
 function radius(entity) {
-  return Math.min(26, 5 + 3 * Math.sqrt(entity.degree || 0));
+  return Math.min(MAX_RADIUS, 5 + 3 * Math.sqrt(entity.fullDegree || 0));
 }
 
-// Barnes-Hut quadtree over the positions: each cell keeps its mass and centre of mass.
-function buildTree(nodes) {
-  let minX = Infinity;
-  let minY = Infinity;
-  let maxX = -Infinity;
-  let maxY = -Infinity;
-  for (const node of nodes) {
-    minX = Math.min(minX, node.x);
-    minY = Math.min(minY, node.y);
-    maxX = Math.max(maxX, node.x);
-    maxY = Math.max(maxY, node.y);
+// The radius a node is drawn with, in canvas pixels: in step with the zoom (so circles kept apart
+// in the layout stay apart on screen), never below a visible dot nor above 1.6 times its size.
+function drawnRadius(entity) {
+  return Math.max(MIN_DRAWN_RADIUS, radius(entity) * Math.min(1.6, state.view.scale));
+}
+
+// FNV-1a, 32 bits, mixed: the same text always gives the same number (type colours, initial positions).
+function hash(text) {
+  let value = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    value ^= text.charCodeAt(i);
+    value = Math.imul(value, 0x01000193);
   }
-  const size = Math.max(maxX - minX, maxY - minY, 1) + 1;
-  const root = { x: minX, y: minY, size, mass: 0, cx: 0, cy: 0, body: null, children: null };
-  for (const node of nodes) insert(root, node, 0);
-  return root;
+  // murmur3's finaliser: FNV's low bits alone spread similar names badly
+  value ^= value >>> 16;
+  value = Math.imul(value, 0x85ebca6b);
+  value ^= value >>> 13;
+  value = Math.imul(value, 0xc2b2ae35);
+  value ^= value >>> 16;
+  return value >>> 0;
 }
 
-function insert(cell, node, depth) {
-  cell.cx = (cell.cx * cell.mass + node.x) / (cell.mass + 1);
-  cell.cy = (cell.cy * cell.mass + node.y) / (cell.mass + 1);
-  cell.mass += 1;
-  if (!cell.children && !cell.body) {
-    cell.body = node;
-    return;
+// A small seeded generator (an LCG, as d3-force's own) for the simulation's jiggles.
+function seededRandom(seed) {
+  let value = seed >>> 0 || 1;
+  return () => {
+    value = (Math.imul(1664525, value) + 1013904223) >>> 0;
+    return value / 4294967296;
+  };
+}
+
+function countFullDegrees() {
+  const degree = new Map();
+  for (const edge of state.edges.values()) {
+    degree.set(edge.source_id, (degree.get(edge.source_id) || 0) + 1);
+    degree.set(edge.target_id, (degree.get(edge.target_id) || 0) + 1);
   }
-  if (depth > 40) return; // coincident points: the mass is counted, the body is not split further
-  if (!cell.children) {
-    const half = cell.size / 2;
-    cell.children = [0, 1, 2, 3].map((quadrant) => ({
-      x: cell.x + (quadrant & 1 ? half : 0),
-      y: cell.y + (quadrant & 2 ? half : 0),
-      size: half,
-      mass: 0,
-      cx: 0,
-      cy: 0,
-      body: null,
-      children: null,
-    }));
-    const previous = cell.body;
-    cell.body = null;
-    place(cell, previous, depth);
-  }
-  place(cell, node, depth);
+  for (const entity of state.entities.values()) entity.fullDegree = degree.get(entity.id) || 0;
 }
 
-function place(cell, node, depth) {
-  const half = cell.size / 2;
-  const quadrant = (node.x >= cell.x + half ? 1 : 0) + (node.y >= cell.y + half ? 2 : 0);
-  insert(cell.children[quadrant], node, depth + 1);
-}
-
-// Many-body repulsion on one node, as d3-force computes it: cells far enough (theta 0.9) act as
-// one mass at their centre; nothing pushes from farther than `reach`, so that separate pieces of
-// the graph pack around each other instead of being flung to a ring around it.
-function repulse(root, node, strength, reach2) {
-  const stack = [root];
-  while (stack.length) {
-    const cell = stack.pop();
-    if (!cell.mass || cell.body === node) continue;
-    let dx = cell.cx - node.x;
-    let dy = cell.cy - node.y;
-    let distance2 = dx * dx + dy * dy;
-    const far = (cell.size * cell.size) / (distance2 || 1e-9) < 0.81;
-    if (cell.children && !far) {
-      stack.push(...cell.children);
-      continue;
-    }
-    if (distance2 >= reach2 && !(cell.children && distance2 < reach2 + cell.size * cell.size)) continue;
-    if (distance2 < 1) {
-      dx = Math.sin(node.index * 12.9898) || 0.5;
-      dy = Math.cos(node.index * 78.233) || 0.5;
-      distance2 = Math.max(distance2, 1);
-    }
-    const push = (strength * cell.mass) / distance2;
-    node.vx += dx * push;
-    node.vy += dy * push;
-  }
-}
-
+// d3-force's simulation (the vendored d3-force.min.js): springs along the facts, many-body
+// repulsion with a limited reach (separate pieces pack around each other instead of being flung
+// to a ring), collision at each node's radius plus a margin, the centre, and a weak pull to it.
+// Each node starts where its id's hash puts it and the jiggles are seeded: the same graph always
+// gets the same picture. The ticks (300, fewer above 1,000 entities) run to rest in slices between
+// frames, so the tab stays responsive, and the graph is drawn once, at the end.
 function startLayout() {
   const run = ++state.layoutRun;
   canvas.dataset.layout = "running";
   const nodes = [...state.entities.values()];
-  const index = new Map(nodes.map((node, i) => [node.id, i]));
-  nodes.forEach((node, i) => {
-    node.index = i;
-  });
-  const links = [];
-  const neighbours = nodes.map(() => []);
-  for (const edge of state.edges.values()) {
-    const a = index.get(edge.source_id);
-    const b = index.get(edge.target_id);
-    if (a === b) continue;
-    links.push([a, b]);
-    neighbours[a].push(b);
-    neighbours[b].push(a);
-  }
-  // Start from a spiral in breadth-first order from the best-connected entities: linked entities
-  // begin near each other, and the same graph always gets the same picture.
-  const order = [];
-  const seen = new Uint8Array(nodes.length);
-  const byDegree = nodes.map((_, i) => i).sort((a, b) => neighbours[b].length - neighbours[a].length || a - b);
-  for (const start of byDegree) {
-    if (seen[start]) continue;
-    seen[start] = 1;
-    const queue = [start];
-    while (queue.length) {
-      const current = queue.shift();
-      order.push(current);
-      for (const next of neighbours[current]) {
-        if (!seen[next]) {
-          seen[next] = 1;
-          queue.push(next);
-        }
-      }
-    }
-  }
-  order.forEach((i, rank) => {
-    const angle = rank * 2.399963;
-    const distance = IDEAL_EDGE * 0.7 * Math.sqrt(rank + 0.5);
-    nodes[i].x = Math.cos(angle) * distance;
-    nodes[i].y = Math.sin(angle) * distance;
-  });
-  const n = nodes.length;
-  const iterations = n <= 1000 ? 300 : n <= 3000 ? 200 : 150;
-  const decay = 1 - Math.pow(0.001, 1 / iterations); // alpha from 1 to 0.001 over the budget
-  const strength = -4 * IDEAL_EDGE * IDEAL_EDGE / 120; // d3's -30 at a link distance of 30, scaled
-  const reach2 = (8 * IDEAL_EDGE) ** 2;
-  const degree = neighbours.map((list) => list.length);
+  const spread = IDEAL_EDGE * Math.sqrt(nodes.length + 1);
   for (const node of nodes) {
+    const seed = hash(`entity ${node.id}`);
+    const angle = ((seed & 0xffff) / 0x10000) * 2 * Math.PI;
+    const distance = spread * Math.sqrt((seed >>> 16) / 0x10000);
+    node.x = Math.cos(angle) * distance;
+    node.y = Math.sin(angle) * distance;
     node.vx = 0;
     node.vy = 0;
   }
-  let alpha = 1;
-  let iteration = 0;
+  const links = [...state.edges.values()]
+    .filter((edge) => edge.source_id !== edge.target_id)
+    .map((edge) => ({ source: edge.source_id, target: edge.target_id }));
+  const collide = d3.forceCollide((node) => radius(node) + COLLIDE_MARGIN);
+  const ticks = nodes.length <= 1000 ? 300 : nodes.length <= 3000 ? 200 : 150; // a large graph's cost
+  const theta = nodes.length <= 1000 ? 0.9 : 1.5; // Barnes-Hut: coarser far away on a large graph
+  const simulation = d3
+    .forceSimulation()
+    .stop() // no timer of its own: the ticks are run below
+    .alphaDecay(1 - Math.pow(0.001, 1 / ticks)) // alpha from 1 to d3's alphaMin (0.001) in `ticks`
+    .randomSource(seededRandom(hash(nodes.map((node) => node.id).join(","))))
+    .nodes(nodes)
+    .force("link", d3.forceLink(links).id((node) => node.id).distance(IDEAL_EDGE))
+    .force("charge", d3.forceManyBody().strength(-160).distanceMax(8 * IDEAL_EDGE).theta(theta))
+    .force("collide", collide)
+    .force("x", d3.forceX(0).strength(0.04))
+    .force("y", d3.forceY(0).strength(0.04))
+    .force("center", d3.forceCenter(0, 0));
+  const started = performance.now();
+  let done = 0;
 
-  function tick() {
-    // springs: an edge pulls its ends to IDEAL_EDGE apart, weaker at a hub (as d3's link force)
-    for (const [a, b] of links) {
-      const source = nodes[a];
-      const target = nodes[b];
-      const dx = target.x + target.vx - source.x - source.vx || 0.01;
-      const dy = target.y + target.vy - source.y - source.vy || 0.01;
-      const length = Math.sqrt(dx * dx + dy * dy);
-      const pull = ((length - IDEAL_EDGE) / length) * alpha / Math.min(degree[a], degree[b]);
-      const bias = degree[a] / (degree[a] + degree[b]);
-      target.vx -= dx * pull * bias;
-      target.vy -= dy * pull * bias;
-      source.vx += dx * pull * (1 - bias);
-      source.vy += dy * pull * (1 - bias);
-    }
-    const root = buildTree(nodes);
-    for (const node of nodes) {
-      repulse(root, node, strength * alpha, reach2);
-      node.vx -= node.x * 0.04 * alpha; // a weak pull to the centre keeps the pieces together
-      node.vy -= node.y * 0.04 * alpha;
-    }
-    for (const node of nodes) {
-      node.vx *= 0.6;
-      node.vy *= 0.6;
-      node.x += node.vx;
-      node.y += node.vy;
-    }
-    alpha -= alpha * decay;
-    iteration += 1;
+  function settle() {
+    // once at rest, collisions alone until no two circles (and their margins) overlap
+    for (const name of ["link", "charge", "x", "y", "center"]) simulation.force(name, null);
+    collide.iterations(4);
+    simulation.alpha(1);
+    for (let i = 0; i < SETTLE_TICKS && overlapping(nodes); i++) simulation.tick();
+    for (const node of nodes) node.vx = node.vy = 0;
   }
 
-  let drawn = 0;
-  function frame() {
+  function slice() {
     if (run !== state.layoutRun) return; // another dataset was loaded meanwhile
-    const started = performance.now();
-    while (iteration < iterations && performance.now() - started < 40) tick();
-    if (iteration >= iterations) {
-      fitView();
-      canvas.dataset.layout = "done";
+    const sliceStarted = performance.now();
+    while (done < ticks && performance.now() - sliceStarted < 40) {
+      simulation.tick();
+      done += 1;
+    }
+    if (done < ticks) {
+      window.setTimeout(slice, 0);
       return;
     }
-    if (started - drawn > 250) {
-      // a glimpse of the layout as it settles, not every frame: a large graph's drawing costs too
-      fitView();
-      drawn = performance.now();
-    }
-    window.requestAnimationFrame(frame);
+    settle();
+    state.layoutMs = performance.now() - started; // for bench/explorer.py
+    canvas.dataset.layout = "done";
+    fitView();
   }
-  window.requestAnimationFrame(frame);
+  slice();
+}
+
+// Whether two nodes are closer than their radii and half the margin (a quadtree search nearby).
+function overlapping(nodes) {
+  const tree = d3.quadtree(nodes, (node) => node.x, (node) => node.y);
+  const reach = 2 * MAX_RADIUS + COLLIDE_MARGIN;
+  return nodes.some((node) => {
+    let found = false;
+    tree.visit((quad, x0, y0, x1, y1) => {
+      for (let leaf = quad.length ? null : quad; leaf && !found; leaf = leaf.next) {
+        const other = leaf.data;
+        const gap = Math.hypot(other.x - node.x, other.y - node.y);
+        found = other !== node && gap < radius(node) + radius(other) + COLLIDE_MARGIN / 2;
+      }
+      return found || x0 > node.x + reach || x1 < node.x - reach || y0 > node.y + reach || y1 < node.y - reach;
+    });
+    return found;
+  });
 }
 
 // ---------------------------------------------------------------- drawing
 
 const canvas = $("graph");
 const context = canvas.getContext("2d");
+let drawn = { circles: [], labels: [] }; // what the last draw put on the canvas, in canvas pixels
+const edgeLabelAt = new Map(); // edge id -> the centre of its label, when it was drawn
 let cssWidth = 0;
 let cssHeight = 0;
 
@@ -843,7 +862,7 @@ function edgeGeometry(edge) {
   const [x1, y1] = toScreen(source.x, source.y);
   const [x2, y2] = toScreen(target.x, target.y);
   if (edge.source_id === edge.target_id) {
-    const r = radius(source) + 14;
+    const r = drawnRadius(source) + 14;
     return { loop: true, x1, y1, lx: x1, ly: y1 - r * 2 - 4, r, cx: x1, cy: y1 - r };
   }
   // the normal of the pair's canonical direction, so opposite edges bend apart
@@ -878,6 +897,8 @@ function draw() {
   const ratio = window.devicePixelRatio || 1;
   context.setTransform(ratio, 0, 0, ratio, 0, 0);
   context.clearRect(0, 0, cssWidth, cssHeight);
+  drawn = { circles: [], labels: [] };
+  edgeLabelAt.clear();
   if (!state.visibleEntities.length || !state.visibleEntities.every((e) => Number.isFinite(e.x))) return;
   const dim = highlightActive();
   const selected = state.selection;
@@ -906,14 +927,16 @@ function draw() {
       context.moveTo(g.x1, g.y1);
       context.quadraticCurveTo(g.cx, g.cy, g.x2, g.y2);
       context.stroke();
-      arrowHead(g, radius(state.entities.get(edge.target_id)) * Math.max(0.35, Math.min(1, state.view.scale)));
+      arrowHead(g, drawnRadius(state.entities.get(edge.target_id)));
     }
   }
   context.setLineDash([]);
   const ends = selectedEdgeEnds();
+  const circles = [];
   for (const entity of state.visibleEntities) {
     const [x, y] = toScreen(entity.x, entity.y);
-    const r = radius(entity) * Math.max(0.35, Math.min(1.6, state.view.scale));
+    const r = drawnRadius(entity);
+    circles.push({ id: entity.id, x, y, r, reach: nodeExtent(entity, r) });
     const isSelected = selected && selected.kind === "entity" && selected.id === entity.id;
     const strong = emphasised("entity", entity.id) || isSelected || (ends && ends.has(entity.id));
     context.globalAlpha = dim && !strong ? 0.25 : 1;
@@ -938,14 +961,21 @@ function draw() {
     });
   }
   context.globalAlpha = 1;
-  drawLabels(ordered, ends, dim);
+  const labels = drawLabels(ordered, ends, dim, circles);
+  drawn = { circles: circles.map(({ id, x, y, r }) => ({ id, x, y, r })), labels };
 }
 
 // Labels are placed greedily, most important first (the selection and highlights, then entities
-// by degree, then relations), and a label that would overlap one already placed is left out:
-// zooming in makes room for more. Only what is on screen is considered; the halo keeps a label
-// readable over the circles and lines under it.
+// by degree, then relations). Each tries a few spots (an entity's name below, above, beside its
+// node; a relation along its arrow) and takes the first that covers no node and no label already
+// placed; a label with no free spot is left out: zooming in makes room for more. Only what is on
+// screen is considered; the halo keeps a label readable over the lines under it.
 const textWidths = new Map();
+const fontHeights = new Map();
+const LABEL_AIR = 2; // canvas pixels kept free around a label, and between a label and a node
+const HALO = 2; // half the halo's stroke: the ink reaches that far past the glyphs
+const NODE_FONT = "600 12px system-ui, sans-serif";
+const EDGE_FONT = "11px system-ui, sans-serif";
 
 function textWidth(text, font) {
   const key = `${font}|${text}`;
@@ -956,50 +986,112 @@ function textWidth(text, font) {
   return textWidths.get(key);
 }
 
+// The font's full height about its middle (textBaseline "middle"): what any text of it may ink.
+function fontExtent(font) {
+  if (!fontHeights.has(font)) {
+    context.font = font;
+    context.textBaseline = "middle";
+    const metrics = context.measureText("ÅgjÉ|");
+    fontHeights.set(font, [metrics.fontBoundingBoxAscent, metrics.fontBoundingBoxDescent]);
+  }
+  return fontHeights.get(font);
+}
+
+// A grid over the canvas of what is taken: label boxes [x0, y0, x1, y1] and node discs {x, y, r}.
 function labelSpace() {
   const cell = 64;
   const buckets = new Map();
-  const keys = (box) => {
+  const keys = (x0, y0, x1, y1) => {
     const found = [];
-    for (let gx = Math.floor(box[0] / cell); gx <= Math.floor(box[2] / cell); gx++) {
-      for (let gy = Math.floor(box[1] / cell); gy <= Math.floor(box[3] / cell); gy++) found.push(`${gx},${gy}`);
+    for (let gx = Math.floor(x0 / cell); gx <= Math.floor(x1 / cell); gx++) {
+      for (let gy = Math.floor(y0 / cell); gy <= Math.floor(y1 / cell); gy++) found.push(`${gx},${gy}`);
     }
     return found;
   };
+  const add = (item, x0, y0, x1, y1) => {
+    for (const key of keys(x0, y0, x1, y1)) {
+      if (!buckets.has(key)) buckets.set(key, []);
+      buckets.get(key).push(item);
+    }
+  };
+  const clashes = (box, item) =>
+    item.box
+      ? !(box[2] <= item.box[0] || box[0] >= item.box[2] || box[3] <= item.box[1] || box[1] >= item.box[3])
+      : boxMeetsDisc(box, item);
   return {
     free(box) {
-      return keys(box).every((key) =>
-        (buckets.get(key) || []).every((o) => box[2] < o[0] || box[0] > o[2] || box[3] < o[1] || box[1] > o[3]),
-      );
+      return keys(...box).every((key) => (buckets.get(key) || []).every((item) => !clashes(box, item)));
     },
-    take(box) {
-      for (const key of keys(box)) {
-        if (!buckets.has(key)) buckets.set(key, []);
-        buckets.get(key).push(box);
-      }
+    takeBox(box) {
+      add({ box }, ...box);
+    },
+    takeDisc(disc) {
+      add(disc, disc.x - disc.r, disc.y - disc.r, disc.x + disc.r, disc.y + disc.r);
     },
   };
+}
+
+function boxMeetsDisc(box, disc) {
+  const dx = disc.x - Math.max(box[0], Math.min(disc.x, box[2]));
+  const dy = disc.y - Math.max(box[1], Math.min(disc.y, box[3]));
+  return dx * dx + dy * dy < disc.r * disc.r;
 }
 
 function onScreen(x, y) {
   return x > -50 && y > -50 && x < cssWidth + 50 && y < cssHeight + 50;
 }
 
-function drawLabels(ordered, ends, dim) {
+// How far a node's ink reaches: its disc, its white outline, and the rings of a match, a
+// highlight or the selection.
+function nodeExtent(entity, r) {
+  let rings = 0;
+  if (state.matches.has(entity.id)) rings += 1;
+  if (state.session && state.session.entities.has(entity.id)) rings += 1;
+  if (state.evidence && state.evidence.entities.has(entity.id)) rings += 1;
+  if (state.selection && state.selection.kind === "entity" && state.selection.id === entity.id) rings += 1;
+  return rings ? r + 3 + (rings - 1) * 3.5 + 1.25 : r + 0.75;
+}
+
+// Where an entity's name may go, centred at these points: below its node first, as before.
+function nodeLabelSpots(x, y, reach, w, h) {
+  const below = reach + h / 2;
+  const side = reach + w / 2;
+  const slant = reach * 0.72;
+  return [
+    [x, y + below],
+    [x, y - below],
+    [x + side, y],
+    [x - side, y],
+    [x + slant + w / 2, y + slant + h / 2],
+    [x - slant - w / 2, y + slant + h / 2],
+    [x + slant + w / 2, y - slant - h / 2],
+    [x - slant - w / 2, y - slant - h / 2],
+  ];
+}
+
+// Where a relation may go: along its arrow, from the middle outwards (a loop: above it).
+function edgeLabelSpots(g) {
+  if (g.loop) return [[g.lx, g.ly]];
+  return [0.5, 0.38, 0.62, 0.27, 0.73].map((t) => [
+    (1 - t) * (1 - t) * g.x1 + 2 * (1 - t) * t * g.cx + t * t * g.x2,
+    (1 - t) * (1 - t) * g.y1 + 2 * (1 - t) * t * g.cy + t * t * g.y2,
+  ]);
+}
+
+function drawLabels(ordered, ends, dim, circles) {
   const selected = state.selection;
   const space = labelSpace();
-  const nodeFont = "600 12px system-ui, sans-serif";
-  const edgeFont = "11px system-ui, sans-serif";
+  for (const circle of circles) space.takeDisc({ x: circle.x, y: circle.y, r: circle.reach + LABEL_AIR });
   const labels = [];
-  for (const entity of state.visibleEntities) {
-    const [x, y] = toScreen(entity.x, entity.y);
-    if (!onScreen(x, y)) continue;
-    const r = radius(entity) * Math.max(0.35, Math.min(1.6, state.view.scale));
+  for (const circle of circles) {
+    const entity = state.entities.get(circle.id);
+    if (!onScreen(circle.x, circle.y)) continue;
     const isSelected = selected && selected.kind === "entity" && selected.id === entity.id;
     const strong = emphasised("entity", entity.id) || isSelected || state.matches.has(entity.id);
     const text = entity.name.length > 40 ? entity.name.slice(0, 39) + "…" : entity.name;
     labels.push({
-      text, x, y: y + r + 9, font: nodeFont, colour: "#1f2430",
+      text, font: NODE_FONT, colour: "#1f2430",
+      spots: (w, h) => nodeLabelSpots(circle.x, circle.y, circle.reach + LABEL_AIR, w, h),
       rank: (isSelected ? 4e6 : 0) + (strong ? 2e6 : 0) + (ends && ends.has(entity.id) ? 1e6 : 0) + entity.degree * 10,
       faint: dim && !strong && !(ends && ends.has(entity.id)),
     });
@@ -1010,8 +1102,9 @@ function drawLabels(ordered, ends, dim) {
     const isSelected = selected && selected.kind === "edge" && selected.id === edge.id;
     const strong = emphasised("edge", edge.id) || isSelected;
     labels.push({
-      text: edge.relation, x: g.lx, y: g.ly, font: edgeFont,
+      text: edge.relation, font: EDGE_FONT, edge: edge.id,
       colour: edge.shown === "superseded" ? "#7b8494" : "#3d4452",
+      spots: () => edgeLabelSpots(g),
       rank: (isSelected ? 4e6 : 0) + (strong ? 2e6 : 0) - 1,
       faint: dim && !strong,
     });
@@ -1020,16 +1113,29 @@ function drawLabels(ordered, ends, dim) {
   context.textAlign = "center";
   context.textBaseline = "middle";
   context.lineJoin = "round";
+  const placed = [];
   for (const label of labels) {
-    const half = textWidth(label.text, label.font) / 2 + 2;
-    const box = [label.x - half - 4, label.y - 9, label.x + half + 4, label.y + 9]; // with some air around
-    if (!space.free(box) && label.rank < 2e6) continue;
-    space.take(box);
+    const [ascent, descent] = fontExtent(label.font);
+    const w = textWidth(label.text, label.font) + 2 * HALO;
+    const h = ascent + descent + 2 * HALO;
+    // a spot is the centre of the label's box; with air around it, it must meet nothing taken
+    const spot = label.spots(w + 2 * LABEL_AIR, h + 2 * LABEL_AIR).find(([cx, cy]) => {
+      const box = [cx - w / 2 - LABEL_AIR, cy - h / 2 - LABEL_AIR, cx + w / 2 + LABEL_AIR, cy + h / 2 + LABEL_AIR];
+      return box[0] >= 0 && box[1] >= 0 && box[2] <= cssWidth && box[3] <= cssHeight && space.free(box); // whole, on the canvas
+    });
+    if (!spot) continue;
+    const box = { text: label.text, x: spot[0] - w / 2, y: spot[1] - h / 2, w, h };
+    space.takeBox([box.x, box.y, box.x + w, box.y + h]);
+    const x = spot[0];
+    const y = box.y + HALO + ascent; // the text's middle line, where its ascent ends
+    if (label.edge !== undefined) edgeLabelAt.set(label.edge, spot);
+    placed.push(box);
     context.font = label.font;
     context.globalAlpha = label.faint ? 0.35 : 1;
-    halo(label.text, label.x, label.y, label.colour);
+    halo(label.text, x, y, label.colour);
   }
   context.globalAlpha = 1;
+  return placed;
 }
 
 function rankEdge(edge) {
@@ -1067,7 +1173,7 @@ function hit(px, py) {
   let bestDistance = Infinity;
   for (const entity of state.visibleEntities) {
     const [x, y] = toScreen(entity.x, entity.y);
-    const r = radius(entity) * Math.max(0.35, Math.min(1.6, state.view.scale)) + 4;
+    const r = drawnRadius(entity) + 4;
     const distance = Math.hypot(px - x, py - y);
     if (distance <= r && distance < bestDistance) [best, bestDistance] = [{ kind: "entity", id: entity.id }, distance];
   }
@@ -1077,7 +1183,8 @@ function hit(px, py) {
     let distance;
     if (g.loop) distance = Math.abs(Math.hypot(px - g.cx, py - g.cy) - g.r);
     else distance = curveDistance(g, px, py);
-    if (Math.hypot(px - g.lx, py - g.ly) < 14) distance = Math.min(distance, 2); // the label counts too
+    const [lx, ly] = edgeLabelAt.get(edge.id) || [g.lx, g.ly];
+    if (Math.hypot(px - lx, py - ly) < 14) distance = Math.min(distance, 2); // the label counts too
     if (distance <= 6 && distance < bestDistance) [best, bestDistance] = [{ kind: "edge", id: edge.id }, distance];
   }
   return best;
@@ -1162,6 +1269,12 @@ canvas.addEventListener("pointerup", () => {
   }
   pointer = null;
   canvas.classList.remove("dragging");
+});
+
+canvas.addEventListener("dblclick", (event) => {
+  const rect = canvas.getBoundingClientRect();
+  const found = hit(event.clientX - rect.left, event.clientY - rect.top);
+  if (found && found.kind === "entity") showNeighbourhood(found.id, 1);
 });
 
 canvas.addEventListener(
@@ -1284,7 +1397,15 @@ function rememberSessions(sessions) {
 
 async function showEntity(id) {
   const entity = state.entities.get(id);
-  const heading = [h("h2", {}, entity.name), h("p", { class: "meta" }, `${entity.type} · entity ${id} · ${entity.degree} facts shown`)];
+  const heading = [
+    h("h2", {}, entity.name),
+    h("p", { class: "meta" }, `${entity.type} · entity ${id} · ${entity.degree} facts shown`),
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "button", id: "show-neighbourhood", onclick: () => showNeighbourhood(id, 1) }, "Show its neighbourhood"),
+    ),
+  ];
   setDetail(...heading, h("p", { class: "hint" }, "Reading its timeline…"));
   let timeline;
   try {
@@ -1648,6 +1769,8 @@ $("question").addEventListener("keydown", (event) => {
   }
 });
 $("highlight-clear").addEventListener("click", clearHighlights);
+$("whole-graph").addEventListener("click", showWholeGraph);
+$("hops").addEventListener("change", () => state.focus && showNeighbourhood(state.focus.id, Number($("hops").value)));
 $("banner-close").addEventListener("click", hideBanner);
 $("zoom-in").addEventListener("click", () => zoomAt(1.25, cssWidth / 2, cssHeight / 2));
 $("zoom-out").addEventListener("click", () => zoomAt(0.8, cssWidth / 2, cssHeight / 2));
@@ -1665,9 +1788,14 @@ window.gbExplorer = {
       return { x: rect.left + x, y: rect.top + y };
     }
     const g = edgeGeometry(state.edges.get(id));
-    return { x: rect.left + g.lx, y: rect.top + g.ly };
+    const [x, y] = edgeLabelAt.get(id) || [g.lx, g.ly];
+    return { x: rect.left + x, y: rect.top + y };
   },
 };
+
+// The last draw's geometry, in canvas pixels: the node circles {id, x, y, r} and the label boxes
+// {text, x, y, w, h} (x, y: the top left corner), for the browser tests.
+window.explorerGeometry = () => structuredClone(drawn);
 
 (function start() {
   resize();
