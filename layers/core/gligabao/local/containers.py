@@ -14,6 +14,9 @@ process): every invocation on one long-lived thread of this process, so its data
 
 A worker that outlives its invocation's timeout is stopped (as Lambda stops a container at its
 timeout) and its request answered 500, as API Gateway answers a failed function.
+
+On the local console (logging.use_console_lines, which the workers follow when the server does),
+an invocation may collect its monitoring events (`console_events`) for its request's line.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from typing import Any, Protocol
 
 from gligabao.limits import LOCAL_API_DEFAULT_WORKERS
 from gligabao.local.job_queue_link import JobQueueLink, connect_job_queue
-from gligabao.observability.logging import get_logger
+from gligabao.observability.logging import console_lines, get_logger
+from gligabao.observability.monitoring import ConsoleEvent, collecting_console_events
 
 API_TIMEOUT_MS = 30_000  # API Gateway's integration timeout: the API functions' longest invocation
 DEFAULT_WORKERS = LOCAL_API_DEFAULT_WORKERS
@@ -63,9 +67,17 @@ class LambdaContext:
 
 
 class Containers(Protocol):
-    """Runs a function's handler on an event, as Lambda would (the result, or FunctionFailed)."""
+    """Runs a function's handler on an event, as Lambda would (the result, or FunctionFailed);
+    `console_events`, when given, gets the invocation's monitoring events (on the local console)."""
 
-    def invoke(self, code: FunctionCode, event: dict, request_id: str, timeout_ms: int) -> Any: ...
+    def invoke(
+        self,
+        code: FunctionCode,
+        event: dict,
+        request_id: str,
+        timeout_ms: int,
+        console_events: list[ConsoleEvent] | None = None,
+    ) -> Any: ...
 
     def close(self) -> None: ...
 
@@ -82,14 +94,21 @@ class InProcessContainer:
         self._handlers: dict[FunctionCode, Callable] = {}
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gligabao-container")
 
-    def invoke(self, code: FunctionCode, event: dict, request_id: str, timeout_ms: int) -> Any:
+    def invoke(
+        self,
+        code: FunctionCode,
+        event: dict,
+        request_id: str,
+        timeout_ms: int,
+        console_events: list[ConsoleEvent] | None = None,
+    ) -> Any:
         context = LambdaContext(code.function, request_id, timeout_ms)
-        return self._thread.submit(self._run, code, event, context).result()
+        return self._thread.submit(self._run, code, event, context, console_events).result()
 
-    def _run(self, code: FunctionCode, event: dict, context: Any) -> Any:
+    def _run(self, code: FunctionCode, event: dict, context: Any, console_events: list | None) -> Any:
         if code not in self._handlers:
             self._handlers[code] = self._load(code)
-        return self._handlers[code](event, context)
+        return _invoked(self._handlers[code], event, context, console_events)
 
     def close(self) -> None:
         self._thread.shutdown(wait=False)
@@ -110,7 +129,7 @@ class _Worker:
         child_conn.close()
         self.ready = False
 
-    def call(self, message: tuple, timeout_s: float) -> Any:
+    def call(self, message: tuple, timeout_s: float) -> tuple[Any, list[ConsoleEvent]]:
         if not self.ready:  # its init (imports, the handler's module) is not the invocation's time
             if not self.conn.poll(INIT_TIMEOUT_SECONDS):
                 raise TimeoutError
@@ -119,10 +138,10 @@ class _Worker:
         self.conn.send(message)
         if not self.conn.poll(timeout_s):
             raise TimeoutError
-        ok, value = self.conn.recv()  # EOFError when the process died
+        ok, value, console_events = self.conn.recv()  # EOFError when the process died
         if not ok:
             raise FunctionFailed(value)
-        return value
+        return value, console_events
 
     def stop(self) -> None:
         self.ask_to_stop()
@@ -163,7 +182,13 @@ class ContainerPools:
             raise ValueError("a pool needs at least one worker")
         self.size = size
         self._context = multiprocessing.get_context("spawn")  # no fork of a threaded server
-        self._startup: dict = {"settings": settings_dump, "setup": setup, "jobs": None}
+        # The workers log as this process does (JSON, or the console's lines).
+        self._startup: dict = {
+            "settings": settings_dump,
+            "setup": setup,
+            "jobs": None,
+            "console": console_lines(),
+        }
         self._pools: dict[FunctionCode, _Pool] = {}
         self._lock = threading.Lock()
         self._link: JobQueueLink | None = None
@@ -174,13 +199,23 @@ class ContainerPools:
         self._link = JobQueueLink(queue)
         self._startup = {**self._startup, "jobs": self._link.address_and_key}
 
-    def invoke(self, code: FunctionCode, event: dict, request_id: str, timeout_ms: int) -> Any:
+    def invoke(
+        self,
+        code: FunctionCode,
+        event: dict,
+        request_id: str,
+        timeout_ms: int,
+        console_events: list[ConsoleEvent] | None = None,
+    ) -> Any:
         pool = self._pool(code)
         worker = self._acquire(code, pool)
         healthy = False
         try:
-            value = worker.call((event, request_id, timeout_ms), timeout_ms / 1000 + TIMEOUT_GRACE_SECONDS)
+            message = (event, request_id, timeout_ms, console_events is not None)
+            value, events = worker.call(message, timeout_ms / 1000 + TIMEOUT_GRACE_SECONDS)
             healthy = True
+            if console_events is not None:
+                console_events.extend(events)
             return value
         except FunctionFailed:
             healthy = True  # the handler raised; its process is fine
@@ -280,13 +315,28 @@ def load_handler(code: FunctionCode) -> Callable:
     return getattr(module, function_name)
 
 
+def _invoked(handler: Callable, event: dict, context: Any, console_events: list | None) -> Any:
+    """The handler's result; its monitoring events into `console_events` when given."""
+    if console_events is None:
+        return handler(event, context)
+    with collecting_console_events() as events:
+        try:
+            return handler(event, context)
+        finally:
+            console_events.extend(events)
+
+
 def _worker_main(conn, code: FunctionCode, startup: dict) -> None:
-    """A worker process: configure the container (the server's settings, its job queue), load the
-    handler once, then run invocations until told to stop."""
+    """A worker process: configure the container (the server's settings, its job queue, its
+    console), load the handler once, then run invocations until told to stop."""
     from gligabao import bootstrap
     from gligabao.ai.snapstart import import_provider_sdks
+    from gligabao.observability.logging import use_console_lines
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops its workers
+    # A terminal's Ctrl-C reaches the whole process group: the server stops, and stops its workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if startup["console"]:
+        use_console_lines()
     if startup["setup"] is not None:
         startup["setup"]()
     if startup["settings"] is not None:
@@ -311,14 +361,17 @@ def _worker_main(conn, code: FunctionCode, startup: dict) -> None:
             return
         if message is None:
             return
-        event, request_id, timeout_ms = message
+        event, request_id, timeout_ms, collect = message
+        console_events: list[ConsoleEvent] | None = [] if collect else None
         try:
-            result = handler(event, LambdaContext(code.function, request_id, timeout_ms))
+            result = _invoked(
+                handler, event, LambdaContext(code.function, request_id, timeout_ms), console_events
+            )
         except Exception as error:  # the function failed: logged here, a 500 there
             get_logger().exception(f"local API: {code.function} raised")
-            reply = (False, type(error).__name__)
+            reply = (False, type(error).__name__, [])
         else:
-            reply = (True, result)
+            reply = (True, result, console_events or [])
         try:
             conn.send(reply)
         except (OSError, ValueError):  # the server is gone, or the result does not pickle

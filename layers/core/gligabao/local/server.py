@@ -1,13 +1,17 @@
 """The local API: each HTTP request becomes an API Gateway HTTP API (payload 2.0) event for
 the same handler the Lambda runs, chosen by the routes of template.yaml. A request a web page
 could have made (another site's, or a DNS name rebound to this machine) is refused before that
-(browser_guard.py)."""
+(browser_guard.py).
+
+Each request has a line in the log: on the local console (logging.use_console_lines) its method,
+path (never the query string), status and duration, with its monitoring event's figures."""
 
 from __future__ import annotations
 
 import base64
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -17,6 +21,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from time import perf_counter  # the console's durations, apart from the read deadlines' clock
 from urllib.parse import parse_qsl, urlsplit
 
 from gligabao.limits import (
@@ -33,7 +38,8 @@ from gligabao.local.containers import (
     load_handler,
 )
 from gligabao.local.template_routes import DEFAULT_ROUTE, Route, routes_from_template
-from gligabao.observability.logging import get_logger
+from gligabao.observability.logging import console_lines, get_logger, log_console_line
+from gligabao.observability.monitoring import ConsoleEvent
 
 LOCAL_TIMEOUT_MS = 30_000
 TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml")
@@ -75,7 +81,15 @@ class LocalApi:
                 self._handlers[key] = load_handler(code)
             return self._handlers[key]
 
-    def invoke(self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str) -> tuple:
+    def invoke(
+        self,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        body: bytes,
+        source_ip: str,
+        console_events: list[ConsoleEvent] | None = None,
+    ) -> tuple:
         url = urlsplit(target)
         found = self.find_route(method, url.path)
         if found is None:
@@ -87,7 +101,11 @@ class LocalApi:
             return denied
         # LOCAL_TIMEOUT_MS read at each invocation: a test shortens it
         result = self.containers.invoke(
-            function_code(route), event, event["requestContext"]["requestId"], LOCAL_TIMEOUT_MS
+            function_code(route),
+            event,
+            event["requestContext"]["requestId"],
+            LOCAL_TIMEOUT_MS,
+            console_events,
         )
         return decode_result(result)
 
@@ -216,8 +234,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
         """BaseHTTPRequestHandler's, with API Gateway's limits and {"error": ...} for every refusal."""
         self.command, self.path, self.requestline, self.raw_requestline = None, "", "", b""
         self.request_version = self.default_request_version
+        self.console_events: list[ConsoleEvent] = []  # the request line's figures (the console)
+        self.refused_because: str | None = None
+        self.started = perf_counter()
         try:
             self.raw_requestline = self.rfile.readline(LOCAL_API_MAX_HEAD_BYTES + 1)
+            self.started = perf_counter()
             if len(self.raw_requestline) > LOCAL_API_MAX_HEAD_BYTES:
                 self._refuse(Refused(414, _FRAMING_ERRORS[414]))
                 return
@@ -232,6 +254,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             if self.raw_requestline:  # its headers stopped arriving
                 self._refuse(Refused(408, _FRAMING_ERRORS[408]))
             self.close_connection = True  # else an idle kept-alive connection: closed quietly
+        except (BrokenPipeError, ConnectionResetError):  # the client went away mid-reply: it asks no more
+            self.close_connection = True
 
     def parse_request(self) -> bool:
         if len(self.raw_requestline.split()) == 2:  # HTTP/0.9 ("GET /"): no version, no headers
@@ -266,7 +290,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         try:
             status, headers, raw = self.api.invoke(
-                self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
+                self.command,
+                self.path,
+                dict(self.headers.items()),
+                body,
+                self.client_address[0],
+                self.console_events if console_lines() else None,
             )
         except Exception:  # a handler that raised: API Gateway answers 500 without details
             get_logger().exception("local API: the handler raised")
@@ -353,7 +382,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def _refuse(self, refused: Refused) -> None:
         """{"error": ...} with the refusal's status; the connection is closed (its framing is unknown)."""
         self.close_connection = True
-        if not self.quiet:
+        self.refused_because = refused.message
+        if not self.quiet and not console_lines():  # the console says it on the request's line
             get_logger().warning(
                 f"local API refused a request: {refused.status} {refused.message}",
                 extra={"status": refused.status, "client": self.client_address[0]},
@@ -369,12 +399,25 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def log_request(self, code="-", size="-") -> None:
         # The path only (a query string may carry user ids or tokens), through the redacting logger.
-        if not self.quiet:
-            path = urlsplit(self.path).path if self.path else "-"
+        if self.quiet:
+            return
+        path = urlsplit(self.path).path if self.path else "-"
+        if console_lines():
+            log_console_line(self._console_line(path, code))
+        else:
             get_logger().info(
                 f"{self.command or '-'} {path} {int(code) if str(code).isdigit() else code}",
                 extra={"method": self.command, "path": path, "status": code},
             )
+
+    def _console_line(self, path: str, code) -> str:
+        """`POST /v1/gb/remember 200 812 ms: 2 new entities, 1 new edge, 349 tokens`."""
+        elapsed_ms = (perf_counter() - self.started) * 1000
+        status = int(code) if str(code).isdigit() else code
+        line = f"{self.command or '-'} {path} {status} {elapsed_ms:.0f} ms"
+        if self.refused_because:
+            return f"{line}: {self.refused_because}"
+        return line + (self.console_events[-1].details() if self.console_events else "")
 
     def log_message(self, format: str, *args) -> None:
         if not self.quiet:
@@ -404,10 +447,11 @@ def make_server(
     server_class = type(
         "LocalApiServer",
         (ThreadingHTTPServer,),
-        {"request_queue_size": 64, "daemon_threads": True, "handle_error": _log_connection_error},
+        {"request_queue_size": 64, "daemon_threads": True, "handle_error": _log_connection_error, "api": api},
     )
-    server = server_class((host, port), handler_class)
-    return server
+    if ":" in host:
+        server_class.address_family = socket.AF_INET6
+    return server_class((host, port), handler_class)  # OSError when it cannot listen there
 
 
 def _log_connection_error(server: ThreadingHTTPServer, request: object, client_address: object) -> None:

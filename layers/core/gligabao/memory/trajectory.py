@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from gligabao import __version__
 from gligabao.db import trajectories as trajectory_rows
-from gligabao.observability.inferences import CallContext, Inference
+from gligabao.observability.inferences import CallContext, Inference, total_cost_usd
 
 if TYPE_CHECKING:
     import psycopg
@@ -510,7 +510,7 @@ def _final_metrics(inferences: Sequence[Inference], steps: int, duration_ms: flo
         "total_prompt_tokens": sum(i.input_tokens or 0 for i in inferences),
         "total_completion_tokens": sum(i.output_tokens or 0 for i in inferences),
         "total_cached_tokens": sum(i.cached_tokens or 0 for i in inferences),
-        "total_cost_usd": round(sum(i.cost_usd or 0.0 for i in inferences), 8),
+        "total_cost_usd": total_cost_usd(inferences),  # None (left out) when a call was unpriced
         "total_steps": steps,
         "extra": {
             "duration_ms": duration_ms,

@@ -7,7 +7,7 @@ in a transaction of their own when it fails (so failed calls are still recorded)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -79,8 +79,23 @@ class CallContext:
         return sum(i.output_tokens or 0 for i in self.inferences)
 
     @property
-    def cost_usd(self) -> float:
-        return round(sum(i.cost_usd or 0.0 for i in self.inferences), 8)
+    def cost_usd(self) -> float | None:
+        return total_cost_usd(self.inferences)
+
+
+def is_unpriced(inference: Inference) -> bool:
+    """A call that reported its usage but has no cost: a model no price table knows. (A failed
+    attempt that got no reply reported no usage either: it has no cost and adds none.)"""
+    return inference.cost_usd is None and inference.input_tokens is not None
+
+
+def total_cost_usd(inferences: Iterable[Inference]) -> float | None:
+    """What the calls cost in all; None when one of them is unpriced, for a sum that left it out
+    would be a guess (docs/cost.md: a model no table knows costs null, never 0)."""
+    inferences = list(inferences)
+    if any(is_unpriced(i) for i in inferences):
+        return None
+    return round(sum(i.cost_usd or 0.0 for i in inferences), 8)
 
 
 def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:

@@ -12,6 +12,9 @@ Redaction happens twice, so a secret cannot reach the logs even by mistake:
   included) by value and by key name, and runs the token patterns once more over the final
   JSON line.
 
+Locally, `gligabao serve` turns the JSON into the console's short human lines (use_console_lines):
+one line a request, warnings and errors, nothing else; redacted the same way.
+
 What counts as a secret: Anthropic and OpenAI keys (`sk-ant-...`, `sk-...`), AWS access key
 ids, long bearer tokens, passwords in URLs, and the value of any field or `key: value` /
 `key=value` pair named like a password, secret, API key or token.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -155,6 +159,39 @@ class RedactingFormatter(LambdaPowertoolsFormatter):
         return _redact_tokens(super().serialize(redact(log)))
 
 
+# The extra field of a record that is one of the console's lines (a request's, a job's).
+CONSOLE_LINE = "console_line"
+
+
+class ConsoleFormatter(RedactingFormatter):
+    """The local console's line of a record: `HH:MM:SS message`, `warning: ` or `error: ` before a
+    warning's or an error's message, an exception as its type and first line (its traceback is in
+    the JSON of `--log-format json`); one line, redacted like the JSON."""
+
+    def format(self, record: logging.LogRecord) -> str:  # type: ignore[override]
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            said = str(error).strip().splitlines()
+            text += f" ({type(error).__name__}: {said[0]})" if said else f" ({type(error).__name__})"
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        return redact_text(f"{stamp} {_level_prefix(record.levelno)}" + " ".join(text.split()))
+
+
+def _level_prefix(level: int) -> str:
+    if level >= logging.ERROR:
+        return "error: "
+    return "warning: " if level >= logging.WARNING else ""
+
+
+class _ConsoleLinesOnly(logging.Filter):
+    """On the console, of the INFO records only the console's own lines (a record per request
+    would be a flood); warnings and errors all."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.INFO or bool(getattr(record, CONSOLE_LINE, False))
+
+
 class _StdoutHandler(logging.StreamHandler):
     """A stream handler writing to whatever `sys.stdout` is at the time of each record
     (Lambda's stdout, or the capture of a test)."""
@@ -199,3 +236,23 @@ logger: Logger = _build_logger()
 def get_logger() -> Logger:
     """The service's Powertools Logger (JSON lines on stdout, secrets redacted)."""
     return logger
+
+
+def use_console_lines() -> None:
+    """This process logs for a person at a terminal (`gligabao serve`, its worker processes): the
+    console's short lines instead of JSON, and the monitoring events on their request's line
+    instead of their JSON and EMF (monitoring.py). Lambda never calls it."""
+    handler = logger.registered_handler
+    handler.setFormatter(ConsoleFormatter(utc=True))
+    if not any(isinstance(f, _ConsoleLinesOnly) for f in handler.filters):
+        handler.addFilter(_ConsoleLinesOnly())
+
+
+def console_lines() -> bool:
+    """True once use_console_lines was called in this process."""
+    return isinstance(logger.registered_handler.formatter, ConsoleFormatter)
+
+
+def log_console_line(text: str) -> None:
+    """One of the console's lines (a request's, a job's), through the redacting logger."""
+    logger.info(text, extra={CONSOLE_LINE: True})

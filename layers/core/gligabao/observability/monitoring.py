@@ -11,6 +11,10 @@
   ServerErrors (the 5xx only: a provider failure, the database down; never a user's 4xx),
   which the template's error alarm sums, ModelCalls and ModelCallFailures (the dashboard's).
 
+On the local console (`gligabao serve` without `--log-format json`: logging.use_console_lines) an
+event is neither: its figures go to its request's one line (local/server.py), or to a line of its
+own outside a request (a queued job's).
+
 Each event uses a fresh `EphemeralMetrics`, flushed at once, so dimensions and metrics never
 leak from one event (or one request) to the next. The function takes no text: memory texts
 and keys cannot reach the logs through it (and the logger redacts key-like strings anyway).
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from gligabao.observability.inferences import CallContext
-from gligabao.observability.logging import get_logger, service_name
+from gligabao.observability.logging import console_lines, get_logger, log_console_line, service_name
 
 NAMESPACE = "gligabao"
 DIMENSION = "Operation"
@@ -40,6 +44,15 @@ COUNT_METRICS = {
     "edges_superseded": "EdgesSuperseded",
 }
 ERROR_MAX_CHARS = 500
+# What the local console shows of the counts when present, in this order: key, singular, plural.
+CONSOLE_FIGURES = (
+    ("texts_stored", "text", "texts"),
+    ("entities_created", "new entity", "new entities"),
+    ("edges_created", "new edge", "new edges"),
+    ("evidence_entities", "entity", "entities"),
+    ("evidence_edges", "edge", "edges"),
+    ("evidence_passages", "passage", "passages"),
+)
 
 _NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_\-]*)\.(ok|error)$")
 
@@ -78,13 +91,20 @@ def emit_event(
     counts_out = {str(k): int(v) for k, v in (counts or {}).items() if v is not None}
     input_tokens = int(call.input_tokens) if call is not None else 0
     output_tokens = int(call.output_tokens) if call is not None else 0
-    cost_usd = float(call.cost_usd) if call is not None else 0.0
+    cost_usd = call.cost_usd if call is not None else 0.0  # None: a call had no price (docs/cost.md)
     model_calls = len(call.inferences) if call is not None else 0
     model_call_failures = sum(1 for i in call.inferences if not i.ok) if call is not None else 0
     duration = round(float(duration_ms), 3)
     if error is not None and len(error) > ERROR_MAX_CHARS:
         error = error[: ERROR_MAX_CHARS - 1] + "…"
 
+    if console_lines():
+        _to_console(
+            ConsoleEvent(
+                name, int(status), duration, _figures(counts_out, input_tokens + output_tokens), error
+            )
+        )
+        return
     log = get_logger()
     fields = {
         "event": name,
@@ -117,7 +137,8 @@ def emit_event(
         metrics.add_metric(name="ModelCallFailures", unit=MetricUnit.Count, value=model_call_failures)
         metrics.add_metric(name="InputTokens", unit=MetricUnit.Count, value=input_tokens)
         metrics.add_metric(name="OutputTokens", unit=MetricUnit.Count, value=output_tokens)
-        metrics.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=cost_usd)
+        if cost_usd is not None:  # an unknown cost is no data point, never a 0
+            metrics.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=cost_usd)
         for key, metric in COUNT_METRICS.items():
             metrics.add_metric(name=metric, unit=MetricUnit.Count, value=counts_out.get(key, 0))
         if request_id:
@@ -125,6 +146,66 @@ def emit_event(
         metrics.flush_metrics()
     except Exception as exc:
         log.warning("monitoring metrics not emitted", extra={"event": name, "reason": type(exc).__name__})
+
+
+# --- the local console --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConsoleEvent:
+    """What the local console shows of a monitoring event: counts and tokens, never a text."""
+
+    name: str
+    status: int
+    duration_ms: float
+    figures: str  # "2 new entities, 1 new edge, 349 tokens"
+    error: str | None = None
+
+    def details(self) -> str:
+        """What follows a line's status and duration: ": " and the figures and error, else ""."""
+        said = ", ".join(part for part in (self.figures, self.error) if part)
+        return f": {said}" if said else ""
+
+    def line(self) -> str:
+        return f"{self.name} {self.status} {self.duration_ms:.0f} ms{self.details()}"
+
+
+_collected: ContextVar[list[ConsoleEvent] | None] = ContextVar("gligabao_console_events", default=None)
+
+
+@contextmanager
+def collecting_console_events() -> Iterator[list[ConsoleEvent]]:
+    """The console events emitted in this block, for the request line of the local API to show
+    (local/containers.py runs each invocation in one); outside one, each event has a line."""
+    events: list[ConsoleEvent] = []
+    token = _collected.set(events)
+    try:
+        yield events
+    finally:
+        _collected.reset(token)
+
+
+def _to_console(event: ConsoleEvent) -> None:
+    collected = _collected.get()
+    if collected is not None:
+        collected.append(event)
+    else:
+        log_console_line(event.line())
+
+
+def _figures(counts: Mapping[str, int], tokens: int) -> str:
+    shown = [
+        f"{counts[key]} {one if counts[key] == 1 else many}"
+        for key, one, many in CONSOLE_FIGURES
+        if key in counts
+    ]
+    if counts.get("edges_superseded"):
+        shown.append(f"{counts['edges_superseded']} superseded")
+    if counts.get("replayed"):
+        shown.append("replayed")
+    if tokens:
+        shown.append(f"{tokens} tokens")
+    return ", ".join(shown)
 
 
 # --- the one event of a request -----------------------------------------------------------------
