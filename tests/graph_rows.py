@@ -189,5 +189,8 @@ def fill_every_table(conn: psycopg.Connection, rows: int = 60) -> None:
         """INSERT INTO gb_ontologies (user_id, name, format, document, sha256, parsed, out_of_ontology)
            SELECT 'u1', 'ontology-' || i, 'json', '{}', md5(i::text), '{}', 'map'
            FROM generate_series(1, %(rows)s) AS i""",
+        # the schema's one row of bookkeeping (no user's): the embedder of the vectors above
+        """INSERT INTO gb_embedding_space (embedder) VALUES ('openai:text-embedding-3-small')
+           ON CONFLICT (only_row) DO NOTHING""",
     ):
         conn.execute(statement, values)

@@ -58,12 +58,13 @@ def held_port() -> Iterator[int]:
 class Running:
     """A command running in the background, its stdout and stderr read as they come."""
 
-    def __init__(self, args: list[str], env: dict[str, str], port: int | None = None):
+    def __init__(self, args: list[str], env: dict[str, str], port: int | None = None, preexec_fn=None):
         self.port = port
         self.process = subprocess.Popen(
             args,
             env=env,
             cwd=ROOT,
+            preexec_fn=preexec_fn,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -357,3 +358,24 @@ def test_keys_that_are_set_are_used_and_a_database_of_offline_vectors_is_refused
         assert served.wait_for_line("providers:") == (
             "providers: LLM anthropic claude-haiku-5-5, embeddings openai text-embedding-3-small"
         )
+
+
+def test_ctrl_c_stops_serve_even_when_it_started_with_sigint_ignored(tmp_path):
+    """A shell's background job (`make serve &`) starts with SIGINT ignored: Ctrl-C, or `kill
+    -INT`, must stop it all the same."""
+    port = free_port()
+    served = Running(
+        gligabao("serve", "--port", str(port), "--workers", "0"),
+        command_env(tmp_path),
+        port,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        served.wait_for_line("providers:")
+        postgres = postgres_of(tmp_path / "pgdata")
+        assert served.stop(signal.SIGINT) == 0
+    finally:
+        served.kill()
+
+    assert served.out[-1].startswith("gligabao serve: stopped; the embedded PostgreSQL it started")
+    assert gone(postgres)

@@ -398,13 +398,16 @@ def startup_message(server, template: Path, settings, workers: int) -> str:
 
 
 def _stop_on_sigterm() -> None:
-    """SIGTERM (`kill`, a service manager) stops serve as Ctrl-C does."""
+    """SIGTERM (`kill`, a service manager) and SIGINT stop serve as Ctrl-C does."""
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
         signal.signal(signal.SIGTERM, interrupt)
+        # Ctrl-C too, even where it was ignored at start (a shell's background job `make serve &`
+        # inherits SIGINT ignored, and Python then never raises KeyboardInterrupt).
+        signal.signal(signal.SIGINT, interrupt)
 
 
 def _stop_serving(server, containers, queue) -> str:
