@@ -28,7 +28,8 @@ class Health:
 
     @property
     def missing(self) -> list[str]:
-        return [PROVIDERS[name] for name, ok in self.configured.items() if not ok and name in PROVIDERS]
+        # offline is always configured: only a keyed provider can be missing
+        return [PROVIDERS[name] for name, ok in self.configured.items() if not ok]
 
 
 def health(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gligabao.ai.offline.sections import section
 from gligabao.ai.offline.words import stems
 from gligabao.ai.prompts.query import QueryReply
 
@@ -54,7 +55,7 @@ class ContextFact:
 
 def answer_offline(content: str) -> QueryReply:
     """The reply to the query call whose prompt content is `content`."""
-    question = _section(content, "question").strip()
+    question = section(content, "question").strip()
     asked = _words(question)
     as_of = "<as_of>" in content
     facts = [fact for fact in map(_context_fact, content.splitlines()) if fact is not None]
@@ -103,7 +104,7 @@ def _best_passage(content: str, asked: set[str]) -> tuple[int, str] | None:
     """The passage sharing the most words with the question, as (id, its best sentence)."""
     best: tuple[int, int, str] | None = None
     current: int | None = None
-    for line in _section(content, "passages").splitlines():
+    for line in section(content, "passages").splitlines():
         opening = _PASSAGE.match(line)
         if opening:
             current = int(opening["id"])
@@ -119,8 +120,3 @@ def _best_passage(content: str, asked: set[str]) -> tuple[int, str] | None:
 
 def _words(text: str) -> set[str]:
     return set(stems(text, _STOPWORDS))
-
-
-def _section(content: str, tag: str) -> str:
-    found = re.search(rf"<{tag}[^>]*>\n?(.*?)</{tag}>", content, re.DOTALL)
-    return found.group(1) if found else ""

@@ -9,7 +9,6 @@ model, so the memory core runs unchanged. Every call is recorded as an inference
 
 from __future__ import annotations
 
-import re
 import time
 from typing import TypeVar
 
@@ -18,6 +17,7 @@ from pydantic import BaseModel
 from gligabao.ai.offline.answers import answer_offline
 from gligabao.ai.offline.records import offline_inference
 from gligabao.ai.offline.resolution import resolve_offline
+from gligabao.ai.offline.sections import section
 from gligabao.ai.offline.sentences import extract_sentences
 from gligabao.ai.prompts.detect_geo import DetectedPlaces
 from gligabao.ai.prompts.extract import ChunkExtraction, Extraction
@@ -87,7 +87,7 @@ def offline_reply(stage: str, content: str | list[dict], reply_model: type[Reply
 def _extraction(content: str, *, chunk: bool) -> dict:
     # The text is the content's last section, and may itself hold "</text>": cut at the last one.
     text = content.partition("<text>\n")[2].rpartition("\n</text>")[0]
-    reference = parse_rfc3339(_section(content, "reference_time").strip())
+    reference = parse_rfc3339(section(content, "reference_time").strip())
     extraction = extract_sentences(text, reference).model_dump()
     if chunk:
         extraction["summary"] = _summary(text)
@@ -100,8 +100,3 @@ def _summary(text: str) -> str:
     if len(flat) <= SUMMARY_CHARACTERS:
         return flat
     return flat[:SUMMARY_CHARACTERS].rsplit(" ", 1)[0] + "..."
-
-
-def _section(content: str, tag: str) -> str:
-    found = re.search(rf"<{tag}>\n?(.*?)\n?</{tag}>", content, re.DOTALL)
-    return found.group(1) if found else ""

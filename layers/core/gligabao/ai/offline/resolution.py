@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gligabao.ai.offline.sections import section
 from gligabao.ai.offline.sentences import CUES
 from gligabao.ai.prompts.resolve import Resolution, WindowResolution
 
@@ -77,8 +78,7 @@ def _contradicts(fact: PromptFact, other: PromptFact) -> bool:
 
 
 def facts_in(content: str, tag: str) -> list[PromptFact]:
-    section = re.search(rf"<{tag}>\n?(.*?)</{tag}>", content, re.DOTALL)
-    lines = section.group(1).splitlines() if section else []
+    lines = section(content, tag).splitlines()
     return [fact for fact in map(read_fact_line, lines) if fact is not None]
 
 

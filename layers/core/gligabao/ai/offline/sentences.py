@@ -99,6 +99,10 @@ _ROLE_AT = re.compile(
     rf"^(?P<name>{NAME}|He|She|I) (?:is|am|works as) (?:an?|the) (?P<role>[A-Za-z][\w -]*?) (?:at|of|for) "
     rf"(?P<target>{NAME})$"
 )
+# The roles that are a relation to a person, not a job ("Bob is the husband of Carol").
+_KIN = frozenset(
+    "brother sister sibling son daughter child mother father parent husband wife spouse friend".split()
+)
 _MOVED_FROM = re.compile(
     rf"^{_SUBJECT} {_ADVERB}moved from (?P<old>{NAME}) to (?P<target>{NAME}){_CLAUSE_TAIL}"
 )
@@ -194,9 +198,7 @@ def _read_sentence(reading: _Reading, sentence: str) -> None:
 def _read_role(reading: _Reading, sentence: str) -> bool:
     """ "Alice is the CTO of Acme": she works there, and that is what she is."""
     found = _ROLE_AT.match(sentence)
-    if not found or found["role"].split()[-1] in ("brother", "sister", "son", "daughter", "mother", "father"):
-        return False
-    if found["role"].split()[-1] in ("husband", "wife", "spouse", "friend", "sibling", "parent", "child"):
+    if not found or found["role"].split()[-1] in _KIN:  # "the brother of", "a friend of": VERBS' relations
         return False
     subject = _subject_names(reading, found["name"])
     target = reading.entity(found["target"], "organization")
@@ -204,9 +206,7 @@ def _read_role(reading: _Reading, sentence: str) -> bool:
         reading.entity(name, "person")
         reading.spoke_of(name)
         _describe(reading, name, f"{found['role']} at {target}")
-        _add_edge(
-            reading, name, "works_at", target, f"{name} is the {found['role']} of {target}.", None, None
-        )
+        _add_edge(reading, name, "works_at", target, f"{sentence}.", None, None)
     return True
 
 
@@ -322,20 +322,14 @@ def _subject_names(reading: _Reading, subject: str) -> list[str]:
     """The names a subject stands for: "Alice and Bob" is two, a pronoun the one it points to."""
     pronoun = _PRONOUNS.get(subject.lower())
     if pronoun == "user":
-        return [reading.entity(USER, "person")] if _describe_user(reading) else []
+        _describe(reading, reading.entity(USER, "person"), "the user")
+        return [USER]
     if pronoun == "person" or pronoun == "any":
         return [reading.last_person] if reading.last_person else []
     if pronoun == "thing":
         return [reading.last_thing] if reading.last_thing else []
     names = [part.strip() for part in re.split(r"\s+and\s+", subject) if part.strip()]
     return [name for name in names if name.split()[0] not in _NOT_NAMES]
-
-
-def _describe_user(reading: _Reading) -> bool:
-    reading.entity(USER, "person")
-    if not reading.entities[USER].description:
-        reading.entities[USER].description = "the user"
-    return True
 
 
 def _describe(reading: _Reading, name: str, description: str) -> None:
