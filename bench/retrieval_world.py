@@ -197,8 +197,11 @@ class Person:
 class World:
     texts: list[Text]
     questions: list[Question]
-    people: list[Person]
-    orgs: dict[str, dict]
+    people: list[Person] = field(default_factory=list)
+    orgs: dict[str, dict] = field(default_factory=dict)
+    # The relations of which a subject holds one at a time: a new one contradicts the stored one
+    # (what the scripted resolve stage of bench/retrieval_quality.py replies).
+    functional: frozenset[str] = frozenset({"works_at", "lives_in"})
 
 
 def article(word: str) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from gligabao import bootstrap
 from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.remember import TextToRemember, remember_text
@@ -78,4 +80,28 @@ def test_the_chains_world_is_remembered_and_its_questions_of_two_and_three_hops_
     assert all(ids for ids in gold_facts.values())  # every fact of every chain is stored
     assert {"direct", "current_state", "multi_hop", "multi_hop_3", "multi_hop_all"} <= table.keys()
     assert table["multi_hop_3"]["questions"] >= 4
+    assert max(result["tokens"] for result in results) <= DEFAULT_LIMITS.context_token_budget + 16
+
+
+@pytest.mark.parametrize("name", ["family", "business"])
+def test_the_independently_written_worlds_are_remembered_and_every_shape_is_asked_within_budget(
+    name, db, admin_database_url, fake_anthropic, fake_openai
+):
+    world = bench.build_named_world(name, scale=0.1)
+    fake_anthropic.responder = bench.ScriptedModel(world)
+    memory = bootstrap.bundle()
+    for text in sorted(world.texts, key=lambda text: text.reference_time):
+        remember_text(
+            memory, TextToRemember(bench.USER, bench.DATASET, text.text, reference_time=text.reference_time)
+        )
+    gold_facts, gold_passages = bench.gold_ids(admin_database_url, world)
+    vectors = [fake_openai.vector(question.text) for question in world.questions]
+
+    results = bench.ask_all(memory, world, vectors, DEFAULT_LIMITS, gold_facts, gold_passages)
+    table = bench.by_category(results)
+
+    assert sum(bool(ids) for ids in gold_facts.values()) >= 0.9 * len(gold_facts)  # the gold is stored
+    assert {"paraphrased_role", "multi_hop", "multi_hop_3", "namesake", "current_state"} <= table.keys()
+    assert all(table[shape]["questions"] >= 4 for shape in ("paraphrased_role", "multi_hop", "multi_hop_3"))
+    assert db.execute("SELECT count(*) FROM gb_edges WHERE expired_at IS NOT NULL").fetchone()[0] > 0
     assert max(result["tokens"] for result in results) <= DEFAULT_LIMITS.context_token_budget + 16

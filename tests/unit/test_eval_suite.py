@@ -112,21 +112,24 @@ def test_a_dumped_suite_reads_back_the_same(tmp_path):
     assert json.loads((tmp_path / "copy.jsonl").read_text().splitlines()[0])["type"] == "remember"
 
 
-def test_the_shipped_suite_has_40_questions_of_every_kind_each_asked_of_remembered_texts():
+def test_the_shipped_suite_has_60_questions_of_every_kind_each_asked_of_remembered_texts():
     suite = load_suite(SHIPPED_SUITE)
     categories = Counter(question.category for question in suite.questions)
 
-    assert len(suite.questions) >= 40
+    assert len(suite.questions) >= 60
     assert set(categories) == {
         "temporal",
         "multi-session",
         "contradiction",
         "paraphrase",
         "multi-hop",
+        "paraphrased-role",
         "unanswerable",
     }
     assert all(count >= 5 for count in categories.values()), categories
-    assert categories["multi-hop"] >= 14  # chains of 2 and 3 facts among namesakes too
+    assert categories["multi-hop"] >= 20  # chains of 2 and 3 facts among namesakes too
+    # the shapes of the benchmark's family and business worlds, in their own wording
+    assert {"household", "firm"} <= {q.dataset for q in suite.questions if q.category == "paraphrased-role"}
     assert {q.dataset for q in suite.questions} <= set(suite.remembers_by_dataset())
     assert all(q.unanswerable == (q.category == "unanswerable") for q in suite.questions)
     assert all(r.reference_time and r.session_id for r in suite.remembers)
