@@ -154,8 +154,27 @@ class Limits(BaseModel):
     rank_path_seed_strength: float = Field(
         0.99, ge=0, le=1, description="ranked, paths: start from the seeds this close to the strongest"
     )
+    # What a path of facts is worth, measured on the four worlds of `bench/retrieval_quality.py
+    # --world all` (docs/performance.md, "Worlds nobody tuned for"): the family and business worlds'
+    # recall went from 0.755 and 0.700 to 0.853 and 0.782 with the four defaults below together
+    # (attribute, max, asked, a hop's cost 0.15), the first two worlds' unchanged (0.982, 0.971).
+    rank_path_answers: Literal["terms", "attribute"] = Field(
+        "attribute",
+        description="ranked, paths: a path's last fact answers when it holds a term of the question the path"
+        " had not met (terms), or also when it is one of at most 2 facts of its relation on its side of the"
+        " entity reached, an attribute of it (attribute)",
+    )
+    rank_path_value: Literal["mean", "max"] = Field(
+        "max",
+        description="ranked, paths: a path counts the mean cosine of its facts with the question, or the best one",
+    )
+    rank_term_weights: Literal["found", "asked"] = Field(
+        "asked",
+        description="ranked: the question's terms weigh by rarity among the terms some candidate holds"
+        " (found), or among all the question asks, a term no candidate holds weighing as the rarest (asked)",
+    )
     rank_hop_cost: float = Field(
-        0.1, ge=0, description="ranked, paths: taken for each fact after a path's first"
+        0.15, ge=0, description="ranked, paths: taken for each fact after a path's first"
     )
     rank_bridge_facts: int = Field(
         3,

@@ -59,6 +59,9 @@ class Signals:
     """What the retrieval found out about its candidates, to rank them by."""
 
     terms: list[str]  # the question's terms (retrieval.query_terms)
+    asking: list[str] = field(
+        default_factory=list
+    )  # stemmed, less the named seeds' words (scored_candidates)
     keyword_scores: dict[int, int] = field(default_factory=dict)  # keyword seed -> its score
     similarity_seeds: list[int] = field(default_factory=list)
     seeds: set[int] = field(default_factory=set)  # every seed (fallback ones too): may stand alone
@@ -107,16 +110,20 @@ def matched_terms(terms: list[str], text: str) -> frozenset[str]:
     return frozenset(term for term in terms if term in haystack)
 
 
-def term_weights(edge_terms: list[frozenset[str]]) -> dict[str, float]:
+def term_weights(edge_terms: list[frozenset[str]], asked: list[str] = ()) -> dict[str, float]:
     """Each term's weight by its rarity among the candidate facts (an inverse document frequency),
-    summing to 1 over the terms some fact holds: "country" of "in which country was the spouse of
+    summing to 1 over the terms some fact holds, or over all the `asked` terms when given (a term
+    no fact holds counted as the rarest): "country" of "in which country was the spouse of
     Alice born?" is held by a few facts (a city's), "born" by many (everyone's birthplace)."""
     counts: dict[str, int] = {}
     for found in edge_terms:
         for term in found:
             counts[term] = counts.get(term, 0) + 1
     raw = {term: math.log(1 + len(edge_terms) / count) for term, count in counts.items()}
-    total = sum(raw.values())
+    # `asked`: the terms no candidate holds count in the total too, as the rarest, so that the one
+    # term many facts hold ("town") is not worth the whole question.
+    rarest = math.log(1 + len(edge_terms)) if edge_terms else 0.0
+    total = sum(raw.values()) + rarest * sum(1 for term in dict.fromkeys(asked) if term not in counts)
     return {term: weight / total for term, weight in raw.items()} if total else {}
 
 
@@ -126,28 +133,34 @@ def path_scores(
     signals: Signals,
     strengths: dict[int, float],
     limits: Limits,
+    asking: list[str] = (),
 ) -> dict[int, float]:
     """Path completion: each fact's best value along a path of at most `rank_path_hops` facts
     from a seed, by index in `edges` (only the facts of some path).
 
     A path is worth `rank_anchor_weight` times the strength of the seed it starts from, plus the
-    mean cosine of its facts with the question, plus `rank_keyword_weight` times the weight of
-    the question's terms its facts hold together (term_weights: the rare ones weigh most), less
-    `rank_hop_cost` for each fact after the first. A fact is worth the best path it is on: the
-    middle of a chain (the spouse the question never names) is kept with the end that answers.
-    A path lends its value only when its last fact holds a term the path had not met ("born",
-    then "country"): the other births in the spouse's birthplace answer nothing new. Paths start
+    best cosine of its facts with the question (`rank_path_value` max; their mean with mean),
+    plus `rank_keyword_weight` times the weight of the question's terms its facts hold together
+    (term_weights over the `asking` terms: the rare ones weigh most), less `rank_hop_cost` for
+    each fact after the first. A fact is worth the best path it is on: the middle of a chain (the
+    spouse the question never names) is kept with the end that answers. A path lends its value
+    only when its last fact holds a term the path had not met ("born", then "country") or, with
+    `rank_path_answers` attribute, is an attribute of the entity it reaches (attribute_facts: the
+    project's one client, whatever the question calls it); the other births in the spouse's
+    birthplace answer nothing new. Paths start
     from the seeds within `rank_path_seed_strength` of the strongest (what the question names
     whole), and the `rank_path_beam` best paths of each length are extended.
     """
-    weights = term_weights(edge_terms)
+    weights = term_weights(edge_terms, asking if limits.rank_term_weights == "asked" else ())
     strongest = max(strengths.values(), default=0.0)
     incident: dict[int, list[int]] = {}
     for index, edge in enumerate(edges):
         incident.setdefault(edge.source_id, []).append(index)
         if edge.target_id != edge.source_id:
             incident.setdefault(edge.target_id, []).append(index)
-    # (value, entity reached, anchor, cosines summed, terms met, facts taken)
+    by_best = limits.rank_path_value == "max"
+    attributes = attribute_facts(edges, incident) if limits.rank_path_answers == "attribute" else {}
+    # (value, entity reached, anchor, cosines summed (or the best, rank_path_value max), terms met, facts taken)
     paths: list[tuple[float, int, float, float, frozenset[str], tuple[int, ...]]] = [
         (0.0, entity_id, limits.rank_anchor_weight * strength, 0.0, frozenset(), ())
         for entity_id, strength in strengths.items()
@@ -161,16 +174,17 @@ def path_scores(
                 if index in taken:
                     continue
                 edge = edges[index]
-                summed = cosines + (signals.edge_similarity.get(edge.id) or 0.0)
+                cosine = signals.edge_similarity.get(edge.id) or 0.0
+                summed = max(cosines, cosine) if by_best and hop else cosines + cosine
                 terms = met | edge_terms[index]
                 value = (
                     anchor
-                    + summed / (hop + 1)
+                    + (summed if by_best else summed / (hop + 1))
                     + limits.rank_keyword_weight * sum(weights[term] for term in terms)
                     - limits.rank_hop_cost * hop
                 )
                 far = edge.target_id if edge.source_id == at else edge.source_id
-                answers = not hop or len(terms) > len(met)
+                answers = not hop or len(terms) > len(met) or index in attributes.get(at, ())
                 grown.append((value, far, anchor, summed, terms, (*taken, index), answers))
         grown.sort(key=lambda path: -path[0])
         paths = [path[:-1] for path in grown[: limits.rank_path_beam]]
@@ -179,6 +193,20 @@ def path_scores(
                 for index in taken:
                     best[index] = max(best.get(index, value), value)
     return best
+
+
+def attribute_facts(edges: list[StoredEdge], incident: dict[int, list[int]]) -> dict[int, set[int]]:
+    """For each entity (by id), its facts (by index in `edges`) of a relation it holds at most twice
+    on that side among the candidates: the title, the office, the client of a project, what a
+    question asks of an entity it does not name ("the client of the project Rumi manages"),
+    whatever its words; not the many of a relation it gathers (a firm's employees, a town's births)."""
+    attributes: dict[int, set[int]] = {}
+    for entity_id, indexes in incident.items():
+        groups: dict[tuple[str, bool], list[int]] = {}
+        for index in indexes:
+            groups.setdefault((edges[index].relation, edges[index].source_id == entity_id), []).append(index)
+        attributes[entity_id] = {index for group in groups.values() if len(group) <= 2 for index in group}
+    return attributes
 
 
 def pagerank_scores(
@@ -291,7 +319,7 @@ def scored_candidates(
 
     scores = edge_scores(strengths)
     if limits.rank_graph == "paths":
-        along = path_scores(edges, edge_terms, signals, strengths, limits)
+        along = path_scores(edges, edge_terms, signals, strengths, limits, terms)
         scores = [max(score, along.get(index, score)) for index, score in enumerate(scores)]
     elif limits.rank_graph == "pagerank":
         flows = pagerank_scores(edges, edge_terms, signals, strengths, limits)
