@@ -78,6 +78,9 @@ def facts_of(db) -> set[tuple[str, str, str]]:
         ("ibm", "international business machines"),  # initials
         ("u.s.", "united states"),
         ("acme corp.", "acme corporation"),  # an abbreviated word
+        ("acme co", "acme"),  # "co" is no rank
+        ("ge", "general electric"),  # initials, though "general" begins no word of them
+        ("senior treasurer", "senior treasurer office"),  # the rank in both
     ],
 )
 def test_names_where_one_is_a_short_form_of_the_other_could_be_one_entity(db, name_a, name_b):
@@ -94,6 +97,10 @@ def test_names_where_one_is_a_short_form_of_the_other_could_be_one_entity(db, na
         ("sable publishing", "pioneer publishing"),
         ("finnish", "estonian"),
         ("ibm", "intel"),
+        ("treasurer", "senior treasurer"),  # a word of rank added (migration 0045)
+        ("president", "vice president"),
+        ("software engineer", "lead software engineer"),
+        ("alice chen", "alice chen junior"),
     ],
 )
 def test_names_that_each_hold_a_word_the_other_lacks_are_two_entities(db, name_a, name_b):
@@ -168,6 +175,35 @@ def test_two_instruments_described_alike_stay_two(db, script, fake_openai):
     )
 
     assert facts_of(db) == {("Ivy", "plays", "violin"), ("Mila", "plays", "cello")}
+
+
+def test_a_promotion_to_a_senior_title_is_a_new_title_not_the_old_one_restated(db, script, fake_openai):
+    """The vectors of the two titles are as close as a model makes them: a vector match alone would
+    make "senior treasurer" the stored "treasurer", and the promotion a restatement."""
+    fake_openai.override("treasurer (job title): ", unit(0))
+    fake_openai.override("senior treasurer (job title): ", with_cosine(0.95))
+    remember(
+        script,
+        "Kofi Bhatt is the treasurer.",
+        [entity("Kofi Bhatt", "person"), entity("treasurer", "job title")],
+        [("Kofi Bhatt", "holds_title", "treasurer")],
+    )
+
+    promoted = remember(
+        script,
+        "Kofi Bhatt was promoted to senior treasurer.",
+        [entity("Kofi Bhatt", "person"), entity("senior treasurer", "job title")],
+        [("Kofi Bhatt", "holds_title", "senior treasurer")],
+    )
+
+    assert [(e.name, e.created) for e in promoted.entities] == [
+        ("Kofi Bhatt", False),
+        ("senior treasurer", True),
+    ]
+    assert facts_of(db) == {
+        ("Kofi Bhatt", "holds_title", "treasurer"),
+        ("Kofi Bhatt", "holds_title", "senior treasurer"),
+    }
 
 
 def test_the_name_guard_is_on_unless_turned_off():
