@@ -21,10 +21,9 @@ from retrieval_chains_world import build_chains_world
 from retrieval_world import build_world
 
 
-def test_the_benchmark_world_is_remembered_and_the_ranked_context_keeps_its_gold_within_budget(
-    db, admin_database_url, fake_anthropic, fake_openai
-):
-    world = build_world(scale=0.05)
+def remembered(world, admin_database_url, fake_anthropic, fake_openai):
+    """The world remembered through the real pipeline: (memory, gold facts, gold passages, the
+    questions' vectors by the fake embedder)."""
     fake_anthropic.responder = bench.ScriptedModel(world)
     memory = bootstrap.bundle()
     for text in sorted(world.texts, key=lambda text: text.reference_time):
@@ -33,6 +32,16 @@ def test_the_benchmark_world_is_remembered_and_the_ranked_context_keeps_its_gold
         )
     gold_facts, gold_passages = bench.gold_ids(admin_database_url, world)
     vectors = [fake_openai.vector(question.text) for question in world.questions]
+    return memory, gold_facts, gold_passages, vectors
+
+
+def test_the_benchmark_world_is_remembered_and_the_ranked_context_keeps_its_gold_within_budget(
+    db, admin_database_url, fake_anthropic, fake_openai
+):
+    world = build_world(scale=0.05)
+    memory, gold_facts, gold_passages, vectors = remembered(
+        world, admin_database_url, fake_anthropic, fake_openai
+    )
 
     results = {
         mode: bench.ask_all(
@@ -65,14 +74,9 @@ def test_the_chains_world_is_remembered_and_its_questions_of_two_and_three_hops_
     db, admin_database_url, fake_anthropic, fake_openai
 ):
     world = build_chains_world(scale=0.1)
-    fake_anthropic.responder = bench.ScriptedModel(world)
-    memory = bootstrap.bundle()
-    for text in sorted(world.texts, key=lambda text: text.reference_time):
-        remember_text(
-            memory, TextToRemember(bench.USER, bench.DATASET, text.text, reference_time=text.reference_time)
-        )
-    gold_facts, gold_passages = bench.gold_ids(admin_database_url, world)
-    vectors = [fake_openai.vector(question.text) for question in world.questions]
+    memory, gold_facts, gold_passages, vectors = remembered(
+        world, admin_database_url, fake_anthropic, fake_openai
+    )
 
     results = bench.ask_all(memory, world, vectors, DEFAULT_LIMITS, gold_facts, gold_passages)
     table = bench.by_category(results)
@@ -88,14 +92,9 @@ def test_the_independently_written_worlds_are_remembered_and_every_shape_is_aske
     name, db, admin_database_url, fake_anthropic, fake_openai
 ):
     world = bench.build_named_world(name, scale=0.1)
-    fake_anthropic.responder = bench.ScriptedModel(world)
-    memory = bootstrap.bundle()
-    for text in sorted(world.texts, key=lambda text: text.reference_time):
-        remember_text(
-            memory, TextToRemember(bench.USER, bench.DATASET, text.text, reference_time=text.reference_time)
-        )
-    gold_facts, gold_passages = bench.gold_ids(admin_database_url, world)
-    vectors = [fake_openai.vector(question.text) for question in world.questions]
+    memory, gold_facts, gold_passages, vectors = remembered(
+        world, admin_database_url, fake_anthropic, fake_openai
+    )
 
     results = bench.ask_all(memory, world, vectors, DEFAULT_LIMITS, gold_facts, gold_passages)
     table = bench.by_category(results)
