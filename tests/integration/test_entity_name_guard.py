@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import reconfigure
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from query_helpers import Graph
 from remember_helpers import unit, with_cosine
 
@@ -106,6 +108,26 @@ def test_names_where_one_is_a_short_form_of_the_other_could_be_one_entity(db, na
 def test_names_that_each_hold_a_word_the_other_lacks_are_two_entities(db, name_a, name_b):
     for a, b in ((name_a, name_b), (name_b, name_a)):
         assert db.execute("SELECT gb_could_be_one_entity(%s, %s)", [a, b]).fetchone()[0] is False
+
+
+RANKS = ["senior", "junior", "chief", "head", "lead", "principal", "deputy", "vice", "assistant",
+         "associate", "acting", "interim", "former", "ex"]  # fmt: skip
+# Words of 3 letters or more: a one-word name is never the initials of itself and a rank.
+WORDS = st.text(alphabet="bcdfgmnprstz", min_size=3, max_size=7).filter(lambda word: word not in RANKS)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(WORDS, min_size=1, max_size=3), rank=st.sampled_from(RANKS), at=st.integers(0, 3))
+def test_a_name_with_a_word_of_rank_added_is_never_the_name_and_without_it_still_is(db, words, rank, at):
+    """Whatever the name, the rank and where it stands: "deputy head teacher" is not "head teacher"
+    (migration 0045), and the name with another plain word added still could be (0011)."""
+    name = " ".join(words)
+    ranked = " ".join([*words[:at], rank, *words[at:]])
+    longer = " ".join([*words, "zzq"])
+
+    guard = "SELECT gb_could_be_one_entity(%s, %s), gb_could_be_one_entity(%s, %s)"
+    assert db.execute(guard, [name, ranked, ranked, name]).fetchone() == (False, False)
+    assert db.execute(guard, [name, longer, longer, name]).fetchone() == (True, True)
 
 
 def test_the_guard_and_the_name_keys_answer_alike_with_only_pg_catalog_on_the_search_path(db):
