@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history fuzz pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-overhead bench-reference bench-world bench-world-query bench-world-remember bench-offline
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history fuzz pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-retrieval-worlds bench-overhead bench-reference bench-world bench-world-query bench-world-remember bench-offline
 
 install: $(VENV)/.installed
 
@@ -187,6 +187,9 @@ bench-offline: install
 
 bench-retrieval-quality: $(BENCH_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(BENCH_VENV)/bin/python bench/retrieval_quality.py
+
+bench-retrieval-worlds: $(BENCH_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(BENCH_VENV)/bin/python bench/retrieval_quality.py --world all
 
 # Our server beside the reference server (gligabao-server 0.108.1, the Go server this service ports),
 # measured interleaved in one run, every process in a network namespace of its own with only

@@ -27,6 +27,13 @@ way: `--embeddings-url` (any server of the OpenAI protocol, its key from OPENAI_
 
     make bench-retrieval-quality      # installs the `bench` extra in .venv-bench (Python 3.11, CPU torch)
     python bench/retrieval_quality.py [--rebuild] [--thresholds 0.3,0.4,0.5,0.6,0.75] [--smoke]
+    make bench-retrieval-worlds       # every world, one row each per question shape (--world all)
+    python bench/retrieval_quality.py --world all [--worlds family,business] [--variants 'name:field=value,...;...']
+
+`--world all` asks every world's questions (bench/retrieval_world.py, bench/retrieval_chains_world.py,
+and the two written apart from the ranking, bench/retrieval_family_world.py and
+bench/retrieval_business_world.py) at the defaults and at each of `--variants` (settings of
+gligabao.limits.Limits), and prints per world the gold recall of each question shape.
 
 `--smoke` (a world of a tenth, the tests' fake embedder: seconds, no model) is what `make test` runs.
 """
