@@ -19,24 +19,17 @@ AS $$
     )
 $$;
 
--- Whether `short_form` is one word made of the initials of the name's words ("ibm").
-CREATE FUNCTION gb_is_initials(short_form text[], name text[]) RETURNS boolean
+-- Whether `short_form` could stand for `name` (both as gb_name_words): each of its words begins a
+-- word of the name and the name adds no word of rank, or it is one word made of the initials of
+-- the name's words. gb_could_be_one_entity (migration 0026) asks it both ways.
+CREATE OR REPLACE FUNCTION gb_is_short_form(short_form text[], name text[]) RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$
-    SELECT cardinality(short_form) = 1 AND cardinality(name) > 1
-       AND short_form[1] = array_to_string(ARRAY(
-           SELECT left(word, 1) FROM unnest(name) WITH ORDINALITY AS w(word, position) ORDER BY position
-       ), '')
-$$;
-
--- Whether two normalized names could name one entity: either is a short form of the other that
--- adds no word of rank, or its initials. The functions it calls are named with their schema, as
--- migration 0026 explains.
-CREATE OR REPLACE FUNCTION gb_could_be_one_entity(name_a text, name_b text) RETURNS boolean
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-AS $$
-    SELECT (public.gb_is_short_form(w.a, w.b) AND NOT public.gb_adds_a_rank(w.a, w.b))
-        OR (public.gb_is_short_form(w.b, w.a) AND NOT public.gb_adds_a_rank(w.b, w.a))
-        OR public.gb_is_initials(w.a, w.b) OR public.gb_is_initials(w.b, w.a)
-    FROM (SELECT public.gb_name_words(name_a) AS a, public.gb_name_words(name_b) AS b) AS w
+    SELECT (coalesce(bool_and(EXISTS (SELECT 1 FROM unnest(name) AS word WHERE starts_with(word, part))), true)
+            AND NOT public.gb_adds_a_rank(short_form, name))
+        OR (cardinality(short_form) = 1 AND cardinality(name) > 1
+            AND short_form[1] = array_to_string(ARRAY(
+                SELECT left(word, 1) FROM unnest(name) WITH ORDINALITY AS w(word, position) ORDER BY position
+            ), ''))
+    FROM unnest(short_form) AS part
 $$;
