@@ -189,6 +189,16 @@ def fill_every_table(conn: psycopg.Connection, rows: int = 60) -> None:
         """INSERT INTO gb_ontologies (user_id, name, format, document, sha256, parsed, out_of_ontology)
            SELECT 'u1', 'ontology-' || i, 'json', '{}', md5(i::text), '{}', 'map'
            FROM generate_series(1, %(rows)s) AS i""",
+        """INSERT INTO gb_series (dataset_id, key, unit)
+           SELECT %(dataset)s, 'ACME' || i || '.close', 'USD' FROM generate_series(1, %(rows)s) AS i""",
+        """INSERT INTO gb_series_points (series_id, dataset_id, at, value)
+           SELECT s.id, s.dataset_id, timestamptz '2025-01-01' + d * interval '1 day', d
+           FROM gb_series s, generate_series(1, 3) AS d WHERE s.dataset_id = %(dataset)s""",
+        """INSERT INTO gb_series_anchors (series_id, dataset_id, entity_id)
+           SELECT s.id, s.dataset_id, e.id FROM gb_series s
+           JOIN gb_entities e ON e.dataset_id = s.dataset_id AND e.normalized_name = 'acme robotics '
+                || substring(s.key FROM '^ACME([0-9]+)')
+           WHERE s.dataset_id = %(dataset)s""",
         # the schema's one row of bookkeeping (no user's): the embedder of the vectors above
         """INSERT INTO gb_embedding_space (embedder) VALUES ('openai:text-embedding-3-small')
            ON CONFLICT (only_row) DO NOTHING""",

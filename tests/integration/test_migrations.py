@@ -38,6 +38,9 @@ def test_every_table_of_the_spec_exists(db):
         "gb_image_artifacts",
         "gb_inferences",
         "gb_trajectories",
+        "gb_series",
+        "gb_series_points",
+        "gb_series_anchors",
     } <= tables
 
 

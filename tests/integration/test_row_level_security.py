@@ -29,6 +29,9 @@ PROTECTED_TABLES = (
     "gb_inferences",
     "gb_trajectories",
     "gb_prepared_texts",
+    "gb_series",
+    "gb_series_points",
+    "gb_series_anchors",
 )
 
 
@@ -60,6 +63,17 @@ def two_users(db) -> dict[str, int]:
             """INSERT INTO gb_prepared_texts (artifact_id, dataset_id, options, extraction, embedded)
                VALUES (%s, %s, '{}', '{}', '{}')""",
             [artifact, dataset],
+        )
+        series = db.execute(
+            "INSERT INTO gb_series (dataset_id, key) VALUES (%s, 'AAPL.close') RETURNING id", [dataset]
+        ).fetchone()[0]
+        db.execute(
+            "INSERT INTO gb_series_points (series_id, dataset_id, at, value) VALUES (%s, %s, now(), 1)",
+            [series, dataset],
+        )
+        db.execute(
+            "INSERT INTO gb_series_anchors (series_id, dataset_id, artifact_id) VALUES (%s, %s, %s)",
+            [series, dataset, artifact],
         )
     return datasets
 
@@ -96,6 +110,9 @@ _OWNER = {
     "gb_inferences": "t.dataset_id",
     "gb_trajectories": "t.dataset_id",
     "gb_prepared_texts": "t.dataset_id",
+    "gb_series": "t.dataset_id",
+    "gb_series_points": "t.dataset_id",
+    "gb_series_anchors": "t.dataset_id",
     "gb_entity_artifacts": "(SELECT dataset_id FROM gb_entities WHERE id = t.entity_id)",
     "gb_edge_artifacts": "(SELECT dataset_id FROM gb_edges WHERE id = t.edge_id)",
     "gb_entity_sessions": "(SELECT dataset_id FROM gb_entities WHERE id = t.entity_id)",

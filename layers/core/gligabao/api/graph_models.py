@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 from xml.sax.saxutils import escape, quoteattr
 
@@ -14,7 +15,7 @@ from gligabao.api.models import MODEL_ID_DESCRIPTION, EdgeOut, absent
 from gligabao.timefmt import rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
-    from gligabao.memory.graph_export import GraphEntity, GraphPage
+    from gligabao.memory.graph_export import GraphEntity, GraphPage, GraphSeries
 
 FORMATS = ("json", "graphml")
 GRAPHML_MEDIA_TYPE = "application/graphml+xml"
@@ -84,11 +85,71 @@ class GraphEdgeOut(EdgeOut):
     """An edge of the export: live, or superseded with `include_expired=true`."""
 
 
+class GraphAnchorOut(BaseModel):
+    type: str = Field(description="entity, edge or artifact")
+    id: int = Field(description="the entity's, edge's or artifact's id")
+    role: str | None = Field(default=None, exclude_if=absent, description="omitted when none was given")
+    window_start: str | None = Field(default=None, exclude_if=absent, description="RFC 3339")
+    window_end: str | None = Field(default=None, exclude_if=absent, description="RFC 3339")
+
+
+class GraphSeriesOut(BaseModel):
+    """A timeseries of the export: its points and what it is anchored to."""
+
+    id: int = Field(description="gb_series row id")
+    key: str
+    field: str
+    name: str | None = Field(default=None, exclude_if=absent, description="omitted when none was given")
+    unit: str | None = Field(default=None, exclude_if=absent, description="omitted when none was given")
+    frequency: str | None = Field(default=None, exclude_if=absent, description="omitted when none was given")
+    source: str = Field(description="supplied or fetched")
+    provider: str | None = Field(default=None, exclude_if=absent, description="a fetched series' provider")
+    created_at: str
+    updated_at: str
+    anchors: list[GraphAnchorOut]
+    points: list[tuple[str, float]] = Field(description="[time, value] pairs, earliest first")
+
+    @classmethod
+    def from_domain(cls, series: GraphSeries) -> GraphSeriesOut:
+        return cls(
+            id=series.id,
+            key=series.key,
+            field=series.field,
+            name=series.name or None,
+            unit=series.unit or None,
+            frequency=series.frequency or None,
+            source=series.source,
+            provider=series.provider or None,
+            created_at=rfc3339(series.created_at),
+            updated_at=rfc3339(series.updated_at),
+            anchors=[
+                GraphAnchorOut(
+                    type=anchor["type"],
+                    id=anchor["id"],
+                    role=anchor.get("role") or None,
+                    window_start=_time_text(anchor.get("window_start")),
+                    window_end=_time_text(anchor.get("window_end")),
+                )
+                for anchor in series.anchors
+            ],
+            points=[(rfc3339(at), value) for at, value in series.points],
+        )
+
+
+def _time_text(value: str | None) -> str | None:
+    """A time as jsonb wrote it (ISO 8601 with its offset), as the API writes times."""
+    return rfc3339(datetime.fromisoformat(value)) if value else None
+
+
 class GraphExport(BaseModel):
-    """A page of the export: entities first (by name), then edges (in the order they were learned)."""
+    """A page of the export: entities first (by name), then edges (in the order they were learned),
+    then timeseries (by id)."""
 
     entities: list[GraphEntityOut]
     edges: list[GraphEdgeOut]
+    series: list[GraphSeriesOut] = Field(
+        default_factory=list, description="the dataset's timeseries, each with all its points and anchors"
+    )
     next_cursor: str | None = Field(
         description="pass it as `cursor` for the next page; null on the last page"
     )
@@ -98,6 +159,7 @@ class GraphExport(BaseModel):
         return cls(
             entities=[GraphEntityOut.from_domain(entity) for entity in page.entities],
             edges=[GraphEdgeOut.from_domain(edge) for edge in page.edges],
+            series=[GraphSeriesOut.from_domain(series) for series in page.series],
             next_cursor=page.next_cursor,
         )
 
@@ -127,6 +189,17 @@ GRAPHML_KEYS = (
     ("e_created_at", "edge", "created_at", "string"),
     ("e_expired_at", "edge", "expired_at", "string"),
     ("e_model_id", "edge", "model_id", "string"),
+    ("s_key", "node", "key", "string"),
+    ("s_field", "node", "field", "string"),
+    ("s_name", "node", "series_name", "string"),
+    ("s_unit", "node", "unit", "string"),
+    ("s_frequency", "node", "frequency", "string"),
+    ("s_source", "node", "source", "string"),
+    ("s_provider", "node", "provider", "string"),
+    ("s_created_at", "node", "series_created_at", "string"),
+    ("s_updated_at", "node", "series_updated_at", "string"),
+    ("s_anchors", "node", "anchors", "string"),
+    ("s_points", "node", "points", "string"),
 )
 _HEADER = "\n".join(
     [
@@ -147,8 +220,9 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def graphml(page: GraphPage) -> str:
     """A page as one GraphML document: its entities as `<node id="n<id>">`, its edges as
-    `<edge id="e<id>" source="n<id>" target="n<id>">`. An edge's ends may be nodes of another
-    page: the export is the union of its pages' nodes and edges."""
+    `<edge id="e<id>" source="n<id>" target="n<id>">`, its timeseries as `<node id="s<id>">` (their
+    anchors and points as JSON text). An edge's ends may be nodes of another page: the export is
+    the union of its pages' nodes and edges."""
     lines = [_HEADER, f'  <graph id={_attribute(page.dataset)} edgedefault="directed">']
     if page.next_cursor:
         lines.append(f'    <data key="next_cursor">{_text(page.next_cursor)}</data>')
@@ -163,6 +237,13 @@ def graphml(page: GraphPage) -> str:
         )
         lines += _data(fields, "e_")
         lines.append("    </edge>")
+    for series in page.series:
+        lines.append(f'    <node id="s{series.id}">')
+        fields = GraphSeriesOut.from_domain(series).model_dump(exclude={"id"})
+        fields["anchors"] = json.dumps(fields["anchors"], separators=(",", ":"))
+        fields["points"] = json.dumps(fields["points"], separators=(",", ":"))
+        lines += _data(fields, "s_")
+        lines.append("    </node>")
     lines += ["  </graph>", "</graphml>", ""]
     return "\n".join(lines)
 

@@ -1,8 +1,9 @@
 """The graph export (GET /v1/gb/graph): a dataset's entities and edges with their ids and every
-time they carry, a page at a time.
+time they carry, then its timeseries with their points and anchors, a page at a time.
 
 A page holds at most `limit` rows: the entities first (by name), then the edges (in the order
-the graph learned them); the live edges only, unless `include_expired` adds the superseded ones.
+the graph learned them), then the series (by id, each one row with all its points); the live
+edges only, unless `include_expired` adds the superseded ones.
 `next_cursor` is where the next page starts (None after the last): an opaque, URL-safe string
 holding a position, never a row of its own, so a cursor made up or taken from another dataset
 only ever reads the caller's own dataset. Each page is one statement (db/graph_export.py) inside
@@ -12,16 +13,16 @@ the user's transaction: memory and time per page are bounded by `limit`, at any 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gligabao.db import graph_export
-from gligabao.db.graph_export import GraphEntity, PageStart
+from gligabao.db.graph_export import GraphEntity, GraphSeries, PageStart
 from gligabao.errors import BadRequest, NotFound
 from gligabao.memory import cursors
 from gligabao.memory.ports import Memory
 from gligabao.model import StoredEdge
 
-__all__ = ["GraphEntity", "GraphPage", "GraphRequest", "export_page"]
+__all__ = ["GraphEntity", "GraphPage", "GraphRequest", "GraphSeries", "export_page"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class GraphPage:
     entities: list[GraphEntity]
     edges: list[StoredEdge]
     next_cursor: str | None
+    series: list[GraphSeries] = field(default_factory=list)
 
 
 def export_page(
@@ -74,27 +76,34 @@ def _page(dataset: str, found: graph_export.PageRows, rows: int) -> GraphPage:
     """The first `rows` rows found; a cursor after the last of them when there were more."""
     entities = found.entities[:rows]
     edges = found.edges[: rows - len(entities)]
-    more = len(found.entities) + len(found.edges) > rows
+    series = found.series[: rows - len(entities) - len(edges)]
+    more = len(found.entities) + len(found.edges) + len(found.series) > rows
     if not more:
         cursor = None
+    elif series:
+        cursor = encode_cursor(PageStart(False, in_series=True, after_series_id=series[-1].id))
     elif edges:
         cursor = encode_cursor(PageStart(False, after_created_at=edges[-1].created_at, after_id=edges[-1].id))
     else:
         cursor = encode_cursor(PageStart(True, after_name=entities[-1].normalized_name))
-    return GraphPage(dataset, entities, edges, cursor)
+    return GraphPage(dataset, entities, edges, cursor, series)
 
 
-# --- the cursor: a position among the entities (by normalized name), or among the edges (by
-# creation time and id), written and read as every cursor (memory/cursors.py).
+# --- the cursor: a position among the entities (by normalized name), among the edges (by
+# creation time and id), or among the series (by id), written and read as every cursor
+# (memory/cursors.py).
 
 ENTITY_NAME_MAX_CHARS = 1000  # above any name the graph stores (limits.entity_name_max_chars, at most 500)
 _CURSORS = {
     "graph-entities": {"after": cursors.text(ENTITY_NAME_MAX_CHARS)},
     "graph-edges": {"created_at": cursors.time, "id": cursors.row_id},
+    "graph-series": {"after": cursors.row_id},
 }
 
 
 def encode_cursor(start: PageStart) -> str:
+    if start.in_series:
+        return cursors.encode_cursor("graph-series", after=start.after_series_id)
     if start.in_entities:
         return cursors.encode_cursor("graph-entities", after=start.after_name)
     return cursors.encode_cursor("graph-edges", created_at=start.after_created_at, id=start.after_id)
@@ -107,4 +116,6 @@ def decode_cursor(cursor: str | None) -> PageStart:
     kind, position = cursors.decode_cursor_of(cursor, _CURSORS)
     if kind == "graph-entities":
         return PageStart(True, after_name=position["after"])
+    if kind == "graph-series":
+        return PageStart(False, in_series=True, after_series_id=position["after"])
     return PageStart(False, after_created_at=position["created_at"], after_id=position["id"])

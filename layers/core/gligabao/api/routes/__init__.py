@@ -18,6 +18,7 @@ def all_routers() -> list[APIGatewayHttpRouter]:
         search,
         sessions,
         system,
+        timeseries,
         trajectories,
     )
 
@@ -31,6 +32,7 @@ def all_routers() -> list[APIGatewayHttpRouter]:
         graph.router,
         sessions.router,
         edges.router,
+        timeseries.router,
         forget.router,
         edge_corrections.router,
         trajectories.router,
