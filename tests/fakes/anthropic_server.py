@@ -9,7 +9,21 @@ installed `responder(body)`, else a default `{}`. A reply is a `Reply`, a dict
     fake_anthropic.queue(Reply(text='{"a": ', stop_reason="max_tokens"))
     fake_anthropic.queue(Reply.error(500), times=3)              # every attempt fails
     fake_anthropic.echo_key_in_errors = True                     # errors quote the key received
-    fake_anthropic.responder = lambda body: {"answer": prompt_of(body)}
+    fake_anthropic.responder = lambda body: {"answer": prompt_of(body)}   # None: the default reply
+
+A request carrying the web search tool (`web_search_20250305`) is answered in the tool's wire
+format: each search a `server_tool_use` block and its `web_search_tool_result`, then the model's
+text blocks with their citations, `usage.server_tool_use.web_search_requests` counting the searches
+run. Script them by what the prompt names (ahead of the responder; the request's `max_uses` is
+applied as the API applies it), or queue a `web_search_reply(...)`; unscripted, the model runs one
+search that finds nothing and answers NO_RESULTS:
+
+    fake_anthropic.script_web_search(
+        "Acme",
+        FakeSearch("Acme news", [search_result("https://news.example/acme", "Acme names a CEO")]),
+        FakeSearch("Acme results", error_code="unavailable"),
+        texts=[("Carol Smith became the CEO of Acme in May 2025.", [citation("https://news.example/acme", "Acme names a CEO")])],
+    )
 
 Faults of the transport (a reset, a hang, a cut body, a trickle) and raw bodies are injected ahead
 of these replies with `fake_anthropic.inject(Fault...)` (fakes/fake_http.py).
@@ -23,7 +37,7 @@ import itertools
 import json
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +68,7 @@ class Reply:
     stop_details: dict | None = None
     thinking: str | None = None  # the thinking block's text, when the request asked for thinking
     usage: dict = field(default_factory=dict)  # overrides of the computed usage
+    content: list[dict] | None = None  # the reply's blocks as they are (wins over text and data)
     status: int = 200  # >= 400: an error reply
     error_type: str | None = None
     delay_s: float = 0.0
@@ -67,7 +82,131 @@ class Reply:
         return self.text if self.text is not None else json.dumps(self.data if self.data is not None else {})
 
 
-Responder = Callable[[dict], "Reply | dict | str"]
+Responder = Callable[[dict], "Reply | dict | str | None"]
+
+
+# --- the web search tool (web_search_20250305): its request entry and its reply's blocks ---------
+
+WEB_SEARCH_TOOL = "web_search_20250305"
+NO_RESULTS = "NO_RESULTS"
+# What the API answers for a search it could not run (WebSearchToolResultErrorCode).
+WEB_SEARCH_ERROR_CODES = (
+    "invalid_tool_input",
+    "unavailable",
+    "max_uses_exceeded",
+    "too_many_requests",
+    "query_too_long",
+    "request_too_large",
+)
+
+
+@dataclass
+class FakeSearch:
+    """One search the fake model runs: its query, and the pages it finds or the tool's error."""
+
+    query: str
+    results: list[dict] = field(default_factory=list)  # search_result(...) dicts
+    error_code: str | None = None  # one of WEB_SEARCH_ERROR_CODES: the result is the error object
+
+
+# A text block of the model's answer: its text, or its text and the citations it carries.
+Answer = str | tuple[str, Sequence[dict]]
+
+
+@dataclass
+class WebSearchScript:
+    about: str  # the reply is for requests whose prompt names this
+    searches: tuple[FakeSearch, ...]
+    texts: tuple[Answer, ...]
+    options: dict
+
+
+def search_result(url: str, title: str, page_age: str | None = None) -> dict:
+    """A page a search found, as the API returns it."""
+    return {
+        "type": "web_search_result",
+        "url": url,
+        "title": title,
+        "page_age": page_age,
+        "encrypted_content": "fake-encrypted-content",
+    }
+
+
+def citation(url: str, title: str, cited_text: str = "...") -> dict:
+    """A text block's citation of a page a search found."""
+    return {
+        "type": "web_search_result_location",
+        "url": url,
+        "title": title,
+        "encrypted_index": "fake-encrypted-index",
+        "cited_text": cited_text,
+    }
+
+
+def web_search_reply(
+    searches: Sequence[FakeSearch],
+    texts: Sequence[Answer] = (NO_RESULTS,),
+    *,
+    max_uses: int | None = None,
+    **options: Any,
+) -> Reply:
+    """A reply of the web search tool's wire format: each search a server_tool_use block then its
+    web_search_tool_result (the pages found, or the error object), then the answer's text blocks
+    with their citations. The searches past `max_uses` get the API's max_uses_exceeded error;
+    usage.server_tool_use.web_search_requests counts the searches run (the API bills no failed
+    search). `options`: Reply's other fields (stop_reason, usage, ...)."""
+    content: list[dict] = []
+    run = 0
+    for number, search in enumerate(searches, start=1):
+        tool_use_id = f"srvtoolu_fake_{number:02d}"
+        content.append(
+            {
+                "type": "server_tool_use",
+                "id": tool_use_id,
+                "name": "web_search",
+                "input": {"query": search.query},
+            }
+        )
+        error_code = search.error_code
+        if error_code is None and max_uses is not None and run >= max_uses:
+            error_code = "max_uses_exceeded"
+        if error_code is None:
+            run += 1
+        result: list[dict] | dict = (
+            {"type": "web_search_tool_result_error", "error_code": error_code}
+            if error_code is not None
+            else list(search.results)
+        )
+        content.append({"type": "web_search_tool_result", "tool_use_id": tool_use_id, "content": result})
+    content.extend(_text_block(answer) for answer in texts)
+    usage = {"server_tool_use": {"web_search_requests": run}, **options.pop("usage", {})}
+    return Reply(content=content, usage=usage, **options)
+
+
+def _text_block(answer: Answer) -> dict:
+    if isinstance(answer, str):
+        return {"type": "text", "text": answer}
+    text, citations = answer
+    block: dict = {"type": "text", "text": text}
+    if citations:
+        block["citations"] = list(citations)
+    return block
+
+
+def web_search_tool(body: dict) -> dict | None:
+    """The request's web search tool entry, if it has one."""
+    tools = body.get("tools") if isinstance(body, dict) else None
+    return next(
+        (tool for tool in tools or [] if isinstance(tool, dict) and tool.get("type") == WEB_SEARCH_TOOL),
+        None,
+    )
+
+
+def asked_query(body: dict) -> str:
+    """What the prompt asks to search for: its <query>, else its first line."""
+    prompt = prompt_text(body)
+    found = re.search(r"<query>(.*?)</query>", prompt, re.S)
+    return found.group(1).strip() if found else (prompt.strip().splitlines() or [""])[0][:100]
 
 
 class FakeAnthropic(FakeServer):
@@ -78,6 +217,7 @@ class FakeAnthropic(FakeServer):
         # As a careless provider or proxy might: every error quotes the key the request carried, in
         # its message ("Incorrect API key provided: ..."), its error type and its request id.
         self.echo_key_in_errors = False
+        self.web_search_scripts: list[WebSearchScript] = []
         self._ids = itertools.count(1)
 
     def reset(self) -> None:
@@ -86,6 +226,21 @@ class FakeAnthropic(FakeServer):
             self.replies.clear()
             self.responder = None
             self.echo_key_in_errors = False
+            self.web_search_scripts.clear()
+
+    def script_web_search(
+        self, about: str, *searches: FakeSearch, texts: Sequence[Answer] = (NO_RESULTS,), **options: Any
+    ) -> None:
+        """The reply to the web search requests whose prompt names `about` (the first script that
+        matches): these searches, then these text blocks (web_search_reply), with the request's
+        max_uses applied. `options`: Reply's other fields."""
+        with self.lock:
+            self.web_search_scripts.append(WebSearchScript(about, tuple(searches), tuple(texts), options))
+
+    @property
+    def web_search_requests(self) -> list[dict]:
+        """The bodies of the Messages requests that carried the web search tool, in order."""
+        return [body for body in self.messages if web_search_tool(body) is not None]
 
     def queue(self, *replies: Reply | dict | str, times: int = 1) -> None:
         with self.lock:
@@ -127,11 +282,34 @@ class FakeAnthropic(FakeServer):
             if self.replies:
                 return self.replies.popleft()
             responder = self.responder
-        return as_reply(responder(body)) if responder else Reply()
+        tool = web_search_tool(body)
+        scripted = self._scripted_web_search(body, tool) if tool is not None else None
+        if scripted is not None:
+            return scripted
+        answer = responder(body) if responder else None
+        if answer is not None:
+            return as_reply(answer)
+        if tool is not None:  # the model searched once and found nothing
+            return web_search_reply([FakeSearch(asked_query(body))], max_uses=tool.get("max_uses"))
+        return Reply()
+
+    def _scripted_web_search(self, body: dict, tool: dict) -> Reply | None:
+        prompt = prompt_text(body)
+        with self.lock:
+            script = next((s for s in self.web_search_scripts if s.about in prompt), None)
+        if script is None:
+            return None
+        return web_search_reply(
+            script.searches, script.texts, max_uses=tool.get("max_uses"), **dict(script.options)
+        )
 
     def _message(self, body: dict, reply: Reply) -> dict:
-        text = reply.answer_text
-        content: list[dict] = [{"type": "text", "text": text}]
+        if reply.content is not None:
+            content = [dict(block) for block in reply.content]
+            text = "".join(block.get("text") or "" for block in content if block.get("type") == "text")
+        else:
+            text = reply.answer_text
+            content = [{"type": "text", "text": text}]
         usage = {
             "input_tokens": input_tokens(body),
             "output_tokens": word_count(text),
@@ -184,6 +362,7 @@ def request_problem(body: Any) -> str | None:
         return "messages: at least one message is required"
     return (
         thinking_problem(body)
+        or tools_problem(body.get("tools"))
         or output_config_problem(body.get("output_config"))
         or next(filter(None, map(image_problem, image_blocks(body))), None)
     )
@@ -230,6 +409,27 @@ def thinking_problem(body: dict) -> str | None:
         return f"thinking.budget_tokens: must be at least {MIN_THINKING_BUDGET}"
     if budget >= body["max_tokens"]:
         return "max_tokens must be greater than thinking.budget_tokens"
+    return None
+
+
+def tools_problem(tools: Any) -> str | None:
+    """What the real API refuses in a web search tool entry (the only tool these tests send)."""
+    if tools is None:
+        return None
+    if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
+        return "tools: must be a list of tool objects"
+    for tool in tools:
+        if tool.get("type") != WEB_SEARCH_TOOL:
+            continue
+        if tool.get("name") != "web_search":
+            return "tools.web_search_20250305.name: must be web_search"
+        max_uses = tool.get("max_uses")
+        if max_uses is not None and (
+            not isinstance(max_uses, int) or isinstance(max_uses, bool) or max_uses < 1
+        ):
+            return "tools.web_search_20250305.max_uses: must be a positive integer"
+        if tool.get("allowed_domains") and tool.get("blocked_domains"):
+            return "tools.web_search_20250305: allowed_domains and blocked_domains cannot be used together"
     return None
 
 

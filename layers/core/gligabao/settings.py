@@ -46,6 +46,8 @@ ENVIRONMENT = {
     "GB_GEO_RESOLVER": "geo_resolver",
     "GB_GEO_RADIUS_KM": "geo_radius_km",
     "GB_PLACE_INDEX": "place_index",
+    # remember's web_search: the model's server-side web search tool (Anthropic API only).
+    "GB_WEB_SEARCH": "web_search",
     "POWERTOOLS_SERVICE_NAME": "service_name",
     # Authentication
     "GB_AUTH_MODE": "auth_mode",
@@ -137,6 +139,12 @@ class Settings(BaseModel):
     geo_resolver: Literal["local", "aws-location"] = "local"
     geo_radius_km: float = Field(50.0, gt=0, le=20015)
     place_index: str | None = None
+
+    # remember's `web_search`: search the web for the latest events about a text's key entities
+    # with Anthropic's web search tool ($0.01 a search besides the tokens) and remember what it finds.
+    # Off by default: the operator pays for the searches. It needs the Anthropic API (an
+    # ANTHROPIC_API_KEY): Bedrock and OpenAI-compatible servers have no such tool.
+    web_search: bool = False
 
     service_name: str = "gligabao"
     limits: Limits = Field(default_factory=Limits)
@@ -262,6 +270,19 @@ class Settings(BaseModel):
     @classmethod
     def _on_off(cls, value: object) -> object:
         return value.strip().lower() in ("on", "true", "1", "yes") if isinstance(value, str) else value
+
+    @field_validator("web_search", mode="before")
+    @classmethod
+    def _true_or_false(cls, value: object) -> object:
+        """A switch that costs money: a value that is neither (GB_WEB_SEARCH=ture) is an error, not off."""
+        if not isinstance(value, str):
+            return value
+        word = value.strip().lower()
+        if word in ("true", "on", "1", "yes"):
+            return True
+        if word in ("false", "off", "0", "no"):
+            return False
+        raise ValueError("must be true or false")
 
     @property
     def behind_rds_proxy(self) -> bool:

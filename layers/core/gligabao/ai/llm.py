@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gligabao.ai.prices import Price, base_model, cost_usd
+from gligabao.ai.prices import Price, base_model, cost_usd, web_search_cost_usd
 from gligabao.ai.replies import parsed_reply, stage_reply
 from gligabao.ai.retries import Failure, RetryPolicy, call_with_retries, connection_failure, status_failure
 from gligabao.errors import GbError, NotConfigured, ProviderError
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pydantic
 
 Reply = TypeVar("Reply", bound="pydantic.BaseModel")
+Result = TypeVar("Result")
 
 STAGE_HEADER = "x-gligabao-stage"
 THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
@@ -43,12 +44,19 @@ class OutputDetails(BaseModel):
     thinking_tokens: int | None = Field(None, ge=0)
 
 
+class ServerToolUsage(BaseModel):
+    """The server-side tools a call ran (the web search tool), billed per use beside the tokens."""
+
+    web_search_requests: int = Field(0, ge=0)
+
+
 class Usage(BaseModel):
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
     cache_read_input_tokens: int | None = Field(None, ge=0)
     cache_creation_input_tokens: int | None = Field(None, ge=0)
     output_tokens_details: OutputDetails | None = None
+    server_tool_use: ServerToolUsage | None = None
 
 
 class StopDetails(BaseModel):
@@ -56,7 +64,8 @@ class StopDetails(BaseModel):
 
 
 class MessagesReply(BaseModel):
-    """What gligabao reads of a Messages API reply; anything else in it is ignored."""
+    """What gligabao reads of a Messages API reply; anything else in it is ignored. A call that
+    reads more of it (ai/web_search.py: the search blocks) gives a subclass of its own."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -64,6 +73,9 @@ class MessagesReply(BaseModel):
     stop_reason: str | None
     stop_details: StopDetails | None = None
     usage: Usage
+
+
+Message = TypeVar("Message", bound=MessagesReply)
 
 
 class LLM:
@@ -113,12 +125,37 @@ class LLM:
         (502) on any failure.
         """
         model = model or self.default_model
+        return self.exchange(
+            call,
+            stage,
+            model=model,
+            reasoning=reasoning,
+            request=lambda: build_request(stage, system, content, reply_model, reasoning, model, max_tokens),
+            read=lambda message: reply_from(message, reply_model, stage),
+            deadline=deadline,
+        )
+
+    def exchange(
+        self,
+        call: CallContext,
+        stage: str,
+        *,
+        model: str,
+        reasoning: str,
+        request: Callable[[], dict[str, Any]],
+        read: Callable[[Message], Result],
+        shape: type[Message] = MessagesReply,
+        deadline: float | None = None,
+    ) -> Result:
+        """One Messages API call, the path every call of this LLM takes: `request()` sent (retried
+        within `deadline`), its reply body read as `shape`, then `read` into the call's result; one
+        `Inference` recorded on `call`, failed or not. Raises ProviderError (502) on any failure."""
         started = time.monotonic()
         message = None
         try:
-            request = build_request(stage, system, content, reply_model, reasoning, model, max_tokens)
+            body = request()
             message = call_with_retries(
-                lambda timeout_s: self._send(stage, request, timeout_s),
+                lambda timeout_s: self._send(stage, body, timeout_s, shape),
                 around_attempt=call.model_call,
                 policy=self.retry,
                 deadline=deadline,
@@ -126,7 +163,7 @@ class LLM:
                 what=f"LLM call of stage {stage}",
                 secrets=(self._api_key,),
             ).value
-            reply = reply_from(message, reply_model, stage)
+            result = read(message)
         except CallCancelled:  # not made: nothing to record
             raise
         except Exception as error:
@@ -135,13 +172,15 @@ class LLM:
             )
             raise
         call.record(_inference(stage, model, reasoning, message, started, self.prices))
-        return reply
+        return result
 
-    def _send(self, stage: str, request: dict[str, Any], timeout_s: float) -> MessagesReply:
+    def _send(
+        self, stage: str, request: dict[str, Any], timeout_s: float, shape: type[Message] = MessagesReply
+    ) -> Message:
         """One attempt: the SDK's errors propagate (to be retried or not); a 200 whose body is not
         a Messages reply is a ProviderError at once."""
         raw = self.client.messages.with_raw_response.create(**request, timeout=timeout_s)
-        return messages_reply(raw.http_response.content, stage)
+        return messages_reply(raw.http_response.content, stage, shape)
 
 
 def build_client(provider: str, api_key: str | None, base_url: str | None, timeout_s: float) -> Any:
@@ -164,8 +203,8 @@ def build_client(provider: str, api_key: str | None, base_url: str | None, timeo
         raise NotConfigured(f"LLM not configured: {error}") from None
 
 
-def messages_reply(body: bytes, stage: str) -> MessagesReply:
-    return parsed_reply(body, MessagesReply, f"LLM reply of stage {stage} was not a Messages API reply")
+def messages_reply(body: bytes, stage: str, shape: type[Message] = MessagesReply) -> Message:
+    return parsed_reply(body, shape, f"LLM reply of stage {stage} was not a Messages API reply")
 
 
 def build_request(
@@ -177,7 +216,18 @@ def build_request(
     model: str,
     max_tokens: int,
 ) -> dict[str, Any]:
-    request: dict[str, Any] = {
+    request = base_request(stage, system, content, reasoning, model, max_tokens)
+    if supports_structured_output(model):
+        request["output_config"] = {"format": json_schema_format(reply_model)}
+    return request
+
+
+def base_request(
+    stage: str, system: str, content: str | list[dict], reasoning: str, model: str, max_tokens: int
+) -> dict[str, Any]:
+    """What every request of a stage carries: the model, the prompt, the thinking level and the
+    stage's header (which the tests' fakes read)."""
+    return {
         "model": model,
         "max_tokens": max_tokens,
         "system": system,
@@ -185,9 +235,6 @@ def build_request(
         "extra_headers": {STAGE_HEADER: stage},
         **thinking_params(reasoning, max_tokens),
     }
-    if supports_structured_output(model):
-        request["output_config"] = {"format": json_schema_format(reply_model)}
-    return request
 
 
 def thinking_params(level: str, max_tokens: int) -> dict[str, Any]:
@@ -213,12 +260,17 @@ def json_schema_format(reply_model: type[pydantic.BaseModel]) -> dict[str, Any]:
 
 def reply_from(message: MessagesReply, reply_model: type[Reply], stage: str) -> Reply:
     """The validated reply, or a ProviderError saying why there is none."""
+    check_finished(message, stage)
+    text = "".join(block.text or "" for block in message.content if block.type == "text")
+    return stage_reply(text, reply_model, stage)
+
+
+def check_finished(message: MessagesReply, stage: str) -> None:
+    """A ProviderError when the model did not finish its answer: cut short, or refused."""
     if message.stop_reason in TRUNCATED_STOP_REASONS:
         raise ProviderError(f"LLM reply of stage {stage} was truncated ({message.stop_reason})")
     if message.stop_reason == "refusal":
         raise ProviderError(f"LLM refused to answer stage {stage}{_refusal_category(message)}")
-    text = "".join(block.text or "" for block in message.content if block.type == "text")
-    return stage_reply(text, reply_model, stage)
 
 
 def failure_of(error: Exception) -> Failure:
@@ -263,12 +315,13 @@ def _inference(
         input_tokens=_input_tokens(usage),
         output_tokens=usage.output_tokens if usage is not None else None,
         thinking_tokens=_thinking_tokens(usage),
-        cost_usd=_cost(model, usage, prices),
+        cost_usd=usage_cost_usd(model, usage, prices),
         duration_ms=round((time.monotonic() - started) * 1000),
         ok=error is None,
         error=error,
         cache_write_tokens=usage.cache_creation_input_tokens if usage is not None else None,
         cached_tokens=usage.cache_read_input_tokens if usage is not None else None,
+        web_searches=_web_searches(usage),
     )
 
 
@@ -280,10 +333,11 @@ def _input_tokens(usage: Usage | None) -> int | None:
     return usage.input_tokens + cached
 
 
-def _cost(model: str, usage: Usage | None, prices: Mapping[str, Price]) -> float | None:
+def usage_cost_usd(model: str, usage: Usage | None, prices: Mapping[str, Price]) -> float | None:
+    """The tokens at the model's price, and the web searches the call ran at theirs."""
     if usage is None:
         return None
-    return cost_usd(
+    tokens = cost_usd(
         model,
         usage.input_tokens,
         usage.output_tokens,
@@ -291,6 +345,16 @@ def _cost(model: str, usage: Usage | None, prices: Mapping[str, Price]) -> float
         cache_write_tokens=usage.cache_creation_input_tokens,
         cache_read_tokens=usage.cache_read_input_tokens,
     )
+    searches = _web_searches(usage)
+    if tokens is None or not searches:
+        return tokens  # an unpriced model stays unpriced: a sum without its tokens would be a guess
+    return round(tokens + web_search_cost_usd(searches), 8)
+
+
+def _web_searches(usage: Usage | None) -> int | None:
+    """The searches the call ran; None for a call that could run none (no server tool reported)."""
+    tools = usage.server_tool_use if usage is not None else None
+    return tools.web_search_requests if tools is not None else None
 
 
 def _thinking_tokens(usage: Usage | None) -> int | None:

@@ -59,6 +59,12 @@ PRICES: dict[str, Price] = {
     "text-embedding-ada-002": Price(0.10),
 }
 
+# Anthropic's web search tool (web_search_20250305) bills each search the API runs, counted in the
+# reply's usage.server_tool_use.web_search_requests, on top of the call's tokens (the results it
+# reads are input tokens): $10 per 1,000 searches (Anthropic's pricing page, "Web search tool"),
+# whatever the model. The gligabao server bills the same: 0.01 per web_search_requests.
+WEB_SEARCH_USD_PER_SEARCH = 0.01
+
 # Bedrock ids wrap the base name: "us.anthropic.claude-haiku-4-5-20251001-v1:0";
 # the Anthropic API and Vertex add a snapshot date: "-20251001", "@20251001".
 _REGION_PREFIX = re.compile(r"^(?:us|eu|apac|au|jp|global)\.")
@@ -119,3 +125,8 @@ def cost_usd(
 
 def _or(rate: float | None, default: float) -> float:
     return default if rate is None else rate
+
+
+def web_search_cost_usd(searches: int | None) -> float:
+    """What the web searches of one call cost, beside its tokens."""
+    return round((searches or 0) * WEB_SEARCH_USD_PER_SEARCH, 8)

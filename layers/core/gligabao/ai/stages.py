@@ -32,6 +32,11 @@ REMEMBER_ALIASES = {
 _YIELDING_ALIASES = frozenset({"summarize_chunk"})
 # Its timeseries stage, which never runs here (no timeseries): a level for it is checked, then unused.
 REMEMBER_IDLE_REASONING = ("resolve_series",)
+# remember's web search (`web_search`, ai/web_search.py) takes a model, allowed like the others
+# (GB_ALLOWED_MODELS), but no reasoning level: as on the gligabao server, whose `reasoning` refuses
+# the stage, the call never thinks. The name is the server's and ours.
+WEB_SEARCH_STAGE = "web_search"
+REMEMBER_MODEL_STAGES = (*REMEMBER_STAGES, WEB_SEARCH_STAGE)
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}")  # matched whole: no "$" newline slip
 
@@ -141,7 +146,7 @@ def _checked_stage(field: str, stage: object, stages: Sequence[str]) -> str:
         return stage
     other = _operation_of(stage)
     if other:
-        this = next((op for op, names in OPERATION_STAGES.items() if tuple(stages) == names), "this one")
+        this = next((op for op, names in OPERATION_STAGES.items() if set(names) <= set(stages)), "this one")
         raise BadRequest(f'{field}: "{stage}" is a stage of {other}, not of {this} (use {_one_of(stages)})')
     raise BadRequest(f'{field}: unknown stage "{stage}" (use {_one_of(stages)})')
 

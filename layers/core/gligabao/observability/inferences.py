@@ -46,6 +46,7 @@ class Inference:
     error: str | None = None
     cached_tokens: int | None = None  # of input_tokens, read from the provider's prompt cache
     cache_write_tokens: int | None = None  # of input_tokens, written to the provider's prompt cache
+    web_searches: int | None = None  # the server-side web searches the call ran (billed per search)
 
 
 @dataclass
@@ -118,16 +119,16 @@ def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
         )
         INSERT INTO gb_inferences (user_id, dataset_id, type, stage, model, reasoning, input_tokens,
                                    output_tokens, thinking_tokens, cache_write_tokens, cache_read_tokens,
-                                   cost_usd, duration_ms, session_id, request_id, ok, error)
+                                   cost_usd, duration_ms, session_id, request_id, ok, error, web_searches)
         SELECT %(user_id)s, (SELECT id FROM gb_datasets WHERE id = %(dataset_id)s), %(type)s, stage, model, reasoning, input_tokens, output_tokens,
                thinking_tokens, cache_write_tokens, cache_read_tokens, cost_usd, duration_ms, %(session_id)s,
-               %(request_id)s, ok, error
+               %(request_id)s, ok, error, web_searches
         FROM unnest(%(stage)s::text[], %(model)s::text[], %(reasoning)s::text[], %(input_tokens)s::int[],
                     %(output_tokens)s::int[], %(thinking_tokens)s::int[], %(cache_write_tokens)s::int[],
                     %(cache_read_tokens)s::int[], %(cost_usd)s::numeric[], %(duration_ms)s::int[],
-                    %(ok)s::bool[], %(error)s::text[])
+                    %(ok)s::bool[], %(error)s::text[], %(web_searches)s::int[])
              AS i(stage, model, reasoning, input_tokens, output_tokens, thinking_tokens, cache_write_tokens,
-                  cache_read_tokens, cost_usd, duration_ms, ok, error)
+                  cache_read_tokens, cost_usd, duration_ms, ok, error, web_searches)
         WHERE %(job_artifacts)s::bigint[] IS NULL OR EXISTS (SELECT 1 FROM wanted)
         """,
         {
@@ -149,6 +150,7 @@ def save_inferences(conn: psycopg.Connection, call: CallContext) -> None:
             "duration_ms": [i.duration_ms for i in rows],
             "ok": [i.ok for i in rows],
             "error": [i.error for i in rows],
+            "web_searches": [i.web_searches for i in rows],
         },
     )
     call.saved = len(call.inferences)
