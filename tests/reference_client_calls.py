@@ -56,7 +56,25 @@ def main(base_url: str, png_path: str, jpeg_path: str) -> None:
         ),
         "attach_timeseries": outcome(
             lambda: gb.attach_timeseries(
+                "u1",
+                [
+                    {
+                        "key": "ACME.close",
+                        "unit": "USD",
+                        "points": [("2025-01-30T00:00:00Z", 10.0), ("2025-01-31T00:00:00Z", 11.0)],
+                        "anchors": [{"entity": {"name": "Acme"}}],
+                    }
+                ],
+            )
+        ),
+        "attach_without_points": outcome(
+            lambda: gb.attach_timeseries(
                 "u1", [{"key": "AAPL.close", "points": [], "anchors": [{"entity_id": 1}]}]
+            )
+        ),
+        "attach_to_no_dataset": outcome(
+            lambda: gb.attach_timeseries(
+                "u1", [{"key": "X", "points": [("2025-01-31T00:00:00Z", 1.0)]}], dataset="nowhere"
             )
         ),
         "model_not_allowed": outcome(

@@ -105,7 +105,7 @@ def test_a_forgotten_long_text_takes_its_chunks_and_their_vectors_with_it(api, d
     fake_anthropic, fake_openai = models
     long_text = paragraphs(8, 12)
     remembered = remember(api, long_text)
-    assert remembered["chunks"] >= 2
+    assert remembered["chunk_count"] >= 2
     chunk_text = db.execute(
         "SELECT text FROM gb_artifacts WHERE kind = 'chunk' ORDER BY id LIMIT 1"
     ).fetchone()[0]
@@ -116,7 +116,7 @@ def test_a_forgotten_long_text_takes_its_chunks_and_their_vectors_with_it(api, d
 
     assert reply.status == 200
     assert reply.json["deleted"]["artifacts"] == 1
-    assert reply.json["deleted"]["chunks"] == remembered["chunks"]
+    assert reply.json["deleted"]["chunks"] == remembered["chunk_count"]
     assert reply.json["deleted"]["edges"] == len(remembered["edges"])
     assert graph_counts(db) == {"gb_datasets": 1} | dict.fromkeys(
         [

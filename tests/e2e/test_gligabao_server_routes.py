@@ -47,7 +47,7 @@ def test_eval_remember_is_remember_with_its_stored_trajectory_and_its_id(api, db
 
     assert reply.status == 200, reply.json
     body = reply.json
-    assert (body["session_id"], body["kind"], body["chunks"]) == ("chat-42", "episode", 0)
+    assert (body["session_id"], body["kind"], body["chunks"]) == ("chat-42", "episode", [])
     assert [e["name"] for e in body["entities"]] == ["Alice", "Acme"]
     atif.Trajectory.model_validate(body["trajectory"])
     assert isinstance(body["trajectory_id"], int)

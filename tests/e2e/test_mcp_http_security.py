@@ -71,7 +71,11 @@ class FakeApi(FakeServer):
                     "edges": [],
                     "superseded": [],
                     "invalidated_edges": [],
-                    "chunks": 0,
+                    "embedded_entities": 0,
+                    "embedded_edges": 0,
+                    "remember_run_id": 1,
+                    "chunk_count": 0,
+                    "chunks": [],
                 },
             )
         return Response(404, {"error": f"no route {request.path}"})

@@ -2,7 +2,8 @@
 index, installed into a virtual environment of its own (its import package is this package's, `gligabao`),
 runs against the local API with the fake providers. It remembers an episode, a text with models
 and reasoning per stage under the server's stage names, and an image given as bytes and as a path;
-what this API does not do (web search, timeseries) reaches it as the GligabaoError it raises.
+timeseries are stored and attached, and web search (off unless the deployment enables it) reaches it
+as the GligabaoError it raises.
 
 The client has no query, graph, delete or eval method (only `remember` and `attach_timeseries`), so
 what it remembered is read back here with the suite's own HTTP client. The environment is made
@@ -124,10 +125,20 @@ def test_the_reference_client_remembers_through_the_local_api(
     stored = db.execute("SELECT count(*) FROM gb_image_artifacts").fetchone()
     assert stored == (2,)
 
-    # What is not supported here reaches the client as its error, with our status and message.
-    assert results["web_search"]["status"] == 400 and "web_search" in results["web_search"]["error"]
-    assert results["timeseries"]["status"] == 400 and "timeseries" in results["timeseries"]["error"]
-    assert results["attach_timeseries"]["status"] == 404
+    # Timeseries: stored with a text, and attached to what a dataset holds; web search is off unless
+    # the deployment enables it, which the client reports as our error.
+    [series] = results["timeseries"]["reply"]["series"]
+    assert (series["key"], series["points"], series["anchors"][0]["type"]) == ("AAPL.close", 1, "artifact")
+    [attached] = results["attach_timeseries"]["reply"]["series"]
+    assert (attached["key"], attached["point_count"], attached["stats"]["last"]) == ("ACME.close", 2, 11.0)
+    assert [a["type"] for a in attached["anchors"]] == ["entity"]
+    assert results["attach_without_points"]["status"] == 400
+    assert "points are required" in results["attach_without_points"]["error"]
+    assert results["attach_to_no_dataset"]["status"] == 404
+    assert results["web_search"] == {
+        "error": "web_search: not enabled on this deployment (GB_WEB_SEARCH)",
+        "status": 400,
+    }
     assert results["model_not_allowed"] == {
         "error": "models: model 'claude-opus-4-5' is not allowed here"
         " (allowed: claude-haiku-5-5, claude-sonnet-4-6)",

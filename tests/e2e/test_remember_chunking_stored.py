@@ -32,9 +32,21 @@ def test_a_long_text_is_stored_with_its_chunks_each_extracted_once(api, db, mode
         "summary_embedding IS NOT NULL FROM gb_artifacts WHERE kind = 'chunk' "
         "ORDER BY chunk_index"
     ).fetchall()
-    assert body["chunks"] == len(chunks) == len(split_text(text)) >= 3
+    assert body["chunk_count"] == len(chunks) == len(split_text(text)) >= 3
     assert [c[1:3] for c in chunks] == [(body["artifact_id"], i) for i in range(len(chunks))]
     assert [c[3] for c in chunks] == split_text(text)
+    # the gligabao server's list: each chunk's artifact, place, length and the summary stored
+    assert body["chunks"] == [
+        {
+            "artifact_id": c[0],
+            "index": c[2],
+            "chars": len(c[3]),
+            "summary": {"text": c[4], "model": body["edges"][0]["model_id"], "reasoning": "none"},
+        }
+        for c in chunks
+    ]
+    assert (body["embedded_entities"], body["embedded_edges"]) == (len(body["entities"]), 12)
+    assert body["remember_run_id"] == body["artifact_id"]
     assert all(
         c[4].startswith("A part of a longer text about") and c[5:] == ("s1", True, True) for c in chunks
     )

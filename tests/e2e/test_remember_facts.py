@@ -49,7 +49,7 @@ def test_facts_are_stored_as_a_text_s_extraction_with_no_extraction_call_and_one
     [edge] = body["edges"]
     assert (edge["source"], edge["relation"], edge["target"]) == ("Alice", "works_at", "Acme")
     assert edge["valid_at"] == "2023-01-01T00:00:00Z" and edge["artifact_id"] == body["artifact_id"]
-    assert body["session_id"] == "import-1" and body["chunks"] == 0
+    assert body["session_id"] == "import-1" and body["chunk_count"] == 0
     assert fake_anthropic.messages == []  # no extraction, and nothing stored to resolve against
     [embeddings] = fake_openai.embedding_requests
     assert embeddings["input"] == [

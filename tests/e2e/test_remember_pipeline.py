@@ -17,7 +17,7 @@ def test_remember_answers_the_entities_and_edges_it_stored(api, db, models):
     alice, acme = body["entities"]
     assert body["session_id"] == "chat-42"
     assert body["dataset"] == "main"
-    assert body["chunks"] == 0
+    assert body["chunk_count"] == 0 and body["chunks"] == []
     assert body["superseded"] == []
     assert alice == {
         "id": alice["id"],

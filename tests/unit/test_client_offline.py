@@ -230,7 +230,11 @@ STORED_REMEMBER = {
     "edges": [],
     "superseded": [],
     "invalidated_edges": [],
-    "chunks": 0,
+    "embedded_entities": 0,
+    "embedded_edges": 0,
+    "remember_run_id": 1,
+    "chunk_count": 0,
+    "chunks": [],
 }
 
 

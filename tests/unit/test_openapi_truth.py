@@ -38,6 +38,10 @@ STATUSES = {
     ("/v1/gb/users/{user_id}", "delete"): {"200", "400", "503"},
     ("/v1/gb/edges/{edge_id}", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/edges", "get"): {"200", "400", "404", "503"},
+    ("/v1/gb/timeseries", "post"): {"200", "400", "404", "413", "503"},
+    ("/v1/gb/timeseries", "get"): {"200", "400", "404", "503"},
+    ("/v1/gb/timeseries/{series_id}", "get"): {"200", "400", "404", "503"},
+    ("/v1/gb/entities/{entity_id}/timeseries", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/search", "post"): {"200", "400", "404", "413", "502", "503"},
     ("/v1/gb/graph", "get"): {"200", "400", "404", "503"},
     ("/v1/gb/remember", "post"): {"200", "202", "400", "409", "413", "502", "503"},
@@ -105,6 +109,7 @@ def test_request_schemas_carry_the_validators_rules():
             "extract",
             "resolve",
             "image",
+            "web_search",  # its model, allow-listed like the others (reasoning: none, as the server has)
             "extract_graph",
             "summarize_chunk",
             "resolve_edges",

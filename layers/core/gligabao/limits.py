@@ -348,6 +348,40 @@ class Limits(BaseModel):
     facts_max_entities: int = Field(500, gt=0, description="entities of one remember with facts; 400 above")
     facts_max_edges: int = Field(500, gt=0, description="edges of one remember with facts; 400 above")
 
+    # --- remember with web_search (GB_WEB_SEARCH) ------------------------------------------------
+    # As the gligabao server: its 3 key entities, each one call of the web search tool allowed 3
+    # searches. Each search costs $0.01 besides the tokens (ai/prices.py), and each call's findings
+    # an extraction: at most 10 x 10 searches, a bounded bill.
+    web_search_entities: int = Field(
+        3, gt=0, le=10, description="a remember's entities searched on the web (those with the most facts)"
+    )
+    web_search_max_uses: int = Field(
+        3, gt=0, le=10, description="web searches the model may run for one entity (the tool's max_uses)"
+    )
+
+    # --- timeseries (POST /v1/gb/timeseries, remember's `timeseries.series`, query's context) -------
+    max_series_per_request: int = Field(20, gt=0, description="series of one request; 400 above")
+    max_points_per_series: int = Field(
+        100_000, gt=0, description="points of one series in one request; 400 above (send more in several)"
+    )
+    max_anchors_per_series: int = Field(
+        20, gt=0, description="anchors of one series in one request; 400 above"
+    )
+    # A Lambda invocation carries at most 6 MB: a body of 5 MiB leaves room for API Gateway's event.
+    # 20 series of 10,000 points (about 32 bytes each as JSON) do not fit: they take several requests.
+    timeseries_max_body_bytes: int = Field(
+        5 * 1024 * 1024,
+        gt=0,
+        le=6_000_000,
+        description="a POST /v1/gb/timeseries body; 413 above (no larger body fits a Lambda invocation)",
+    )
+    context_series: int = Field(
+        5, ge=0, description="series a query's context shows, of those anchored to its entities and facts"
+    )
+    context_series_points: int = Field(
+        5, ge=0, description="latest points of each series a query's context shows"
+    )
+
     @classmethod
     def from_env(cls, env: dict[str, str]) -> Limits:
         """The defaults, with each `GB_<NAME>` of `env` instead (validated: a bad value is an error)."""

@@ -9,7 +9,7 @@ import base64
 import binascii
 import re
 from dataclasses import asdict
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
@@ -23,9 +23,11 @@ from pydantic import (
     model_validator,
 )
 
+from gligabao.ai.prompts.image import BLOCK_KINDS, THEMES
 from gligabao.ai.stages import (
     REMEMBER_ALIASES,
     REMEMBER_IDLE_REASONING,
+    REMEMBER_MODEL_STAGES,
     REMEMBER_STAGES,
     parse_models,
     parse_reasoning,
@@ -39,6 +41,7 @@ from gligabao.api.metadata_models import (
     serialized_size,
 )
 from gligabao.api.models import MODEL_ID_DESCRIPTION, absent, edge_fields
+from gligabao.api.timeseries_models import SeriesList, StoredSeriesOut
 from gligabao.api.trajectory_models import (
     EVAL_DESCRIPTION,
     TRAJECTORY_DESCRIPTION,
@@ -62,14 +65,14 @@ from gligabao.api.validation import (
 )
 from gligabao.errors import BadRequest
 from gligabao.limits import Limits
-from gligabao.model import IMAGE_MEDIA_TYPES, MEMORY_KINDS, StoredEdge, sniffed_media_type
+from gligabao.model import IMAGE_MEDIA_TYPES, MEMORY_KINDS, StoredEdge, StoredEntity, sniffed_media_type
 from gligabao.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory.async_remember import QueuedText
     from gligabao.memory.facts import FactsToRemember
     from gligabao.memory.images import ImageToRemember
-    from gligabao.memory.remember import Remembered, TextToRemember
+    from gligabao.memory.remember import Chunk, DerivedText, ImageReading, Remembered, TextToRemember
 
 ASYNC_EVAL = (
     "; asynchronous, the trajectory is stored with the job's transaction: "
@@ -93,7 +96,7 @@ def _reasoning(value: Any) -> dict[str, str]:
 
 def _models(value: Any) -> dict[str, str]:
     try:
-        models = parse_models(value, REMEMBER_STAGES, aliases=REMEMBER_ALIASES)
+        models = parse_models(value, REMEMBER_MODEL_STAGES, aliases=REMEMBER_ALIASES)
         model_policy().check_models(models)
         return models
     except BadRequest as error:
@@ -125,7 +128,7 @@ Reasoning = Annotated[
 Models = Annotated[
     dict[str, str],
     BeforeValidator(_models),
-    Documented(lambda: models_schema(REMEMBER_STAGES, aliases=REMEMBER_ALIASES)),
+    Documented(lambda: models_schema(REMEMBER_MODEL_STAGES, aliases=REMEMBER_ALIASES)),
 ]
 ReferenceTime = Annotated[
     datetime | None,
@@ -247,6 +250,57 @@ class _OrBareImage:
 Image = Annotated[ImageInput | None, BeforeValidator(_bare_image), _OrBareImage()]
 
 
+class FetchIn(BaseModel):
+    """`timeseries.fetch`: series fetched by the deployment's timeseries providers for the text's
+    entities, over a window around the reference time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    providers: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]] | None = Field(
+        default=None, max_length=20, description="the providers to ask; all when left out"
+    )
+    before: str = Field(default="30d", description="how far before the reference time: 30d, 12h, 90m or 0")
+    after: str = Field(default="0", description="how far after it")
+
+    @field_validator("before", "after")
+    @classmethod
+    def _span(cls, value: str, info: Any) -> str:
+        from gligabao.memory.series_providers import span
+
+        try:
+            span(value, f"timeseries.fetch.{info.field_name}")
+        except BadRequest as error:
+            raise ValueError(error.message) from None
+        return value
+
+
+class TimeseriesIn(BaseModel):
+    """remember's `timeseries` (with a text): series to store and anchor to what the text yields,
+    series to fetch, and whether to remember an observation of each."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    series: SeriesList | None = Field(
+        default=None,
+        description="series to store, as POST /v1/gb/timeseries takes them; a series without anchors is "
+        "anchored to the text's artifact, entity and fact selectors match what the dataset holds once the text is stored",
+    )
+    fetch: FetchIn | None = Field(
+        default=None, description="fetch series from the deployment's timeseries providers (503 without one)"
+    )
+    observations: StrictBool = Field(
+        default=False,
+        description="also remember an observation of each series stored (at most 10): a text written from "
+        "its points, extracted into the graph like any text (an extraction call each)",
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> TimeseriesIn:
+        if not self.series and self.fetch is None:
+            raise ValueError("timeseries needs series, fetch or both")
+        return self
+
+
 class RememberRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -300,6 +354,15 @@ class RememberRequest(BaseModel):
         "an image is always remembered at once",
     )
     eval: StrictBool = Field(default=False, description=EVAL_DESCRIPTION + ASYNC_EVAL)
+    timeseries: TimeseriesIn | None = Field(
+        default=None,
+        description="with a text: timeseries to store with it, fetch and observe (docs/timeseries.md)",
+    )
+    web_search: StrictBool = Field(
+        default=False,
+        description="with a text: also search the web for recent events about its key entities and remember "
+        "what is found (artifacts of kind web_search); off unless the deployment enables it (GB_WEB_SEARCH)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -355,6 +418,9 @@ class RememberRequest(BaseModel):
             eval=self.eval,
             memory_kind=self.memory_kind,
             metadata=self.metadata or {},
+            series=tuple(series.domain() for series in (self.timeseries.series or ()))
+            if self.timeseries is not None
+            else (),
         )
 
     def queued(self) -> QueuedText:
@@ -419,6 +485,16 @@ class RememberRequest(BaseModel):
             raise BadRequest("kind is for a text or facts, not an image")
         if self.eval and self.facts is not None:
             raise BadRequest("eval: trajectories are recorded for texts and images, not facts")
+        for name, asked in (("timeseries", self.timeseries is not None), ("web_search", self.web_search)):
+            if asked and self.text is None:
+                raise BadRequest(
+                    f"{name} does not apply to an {'image' if self.image is not None else 'import of facts'}"
+                )
+            if asked and limits is not None and self.runs_async(limits):
+                raise BadRequest(
+                    f"{name}: a remember with it is answered at once; not with async, nor with a text longer "
+                    f"than {limits.async_remember_threshold_chars} characters"
+                )
         if self.facts is not None and limits is not None:
             self.facts.check(limits)
 
@@ -482,6 +558,175 @@ class OntologyApplied(BaseModel):
     )
 
 
+class ChunkSummary(BaseModel):
+    text: str
+    model: str | None = Field(default=None, exclude_if=absent, description="the model that wrote it")
+    reasoning: str = Field(description="its reasoning level")
+
+
+class RememberedChunk(BaseModel):
+    artifact_id: int = Field(description="the chunk's artifact")
+    index: int = Field(description="its place in the text, from 0")
+    chars: int = Field(description="its length in characters")
+    summary: ChunkSummary | None = Field(
+        default=None, exclude_if=absent, description="what its extraction summarized; omitted without one"
+    )
+
+    @classmethod
+    def from_domain(cls, chunk: Chunk) -> RememberedChunk:
+        summary = (
+            ChunkSummary(text=chunk.summary, model=chunk.model, reasoning=chunk.reasoning)
+            if chunk.summary is not None
+            else None
+        )
+        return cls(artifact_id=chunk.artifact_id, index=chunk.index, chars=chunk.chars, summary=summary)
+
+
+class TextBlockOut(BaseModel):
+    kind: str = Field(json_schema_extra={"enum": list(BLOCK_KINDS)})
+    text: str
+
+
+def _reading(reading: ImageReading | None) -> dict[str, Any]:
+    """An image's reading as the response's fields (none for a text)."""
+    if reading is None:
+        return {}
+    return {
+        "theme": reading.theme,
+        "title": reading.title,
+        "text": reading.text,
+        "text_blocks": [TextBlockOut(kind=kind, text=text) for kind, text in reading.text_blocks],
+    }
+
+
+class SeriesObservationOut(BaseModel):
+    """An observation of a series this remember stored: its text, and the artifact it was
+    remembered as (with what its extraction stated), or the error that stopped it."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    series_id: int
+    key: str
+    field: str = Field(description="what of the key the values measure")
+    parent_artifact_id: int = Field(description="the remember's artifact")
+    query: str | None = Field(
+        default=None, exclude_if=absent, description="what was observed: the key and the span"
+    )
+    from_: str | None = Field(
+        default=None, alias="from", exclude_if=absent, description="RFC 3339: its first point"
+    )
+    to: str | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="RFC 3339: its last point (the observation's reference time)",
+    )
+    text: str | None = Field(
+        default=None, exclude_if=absent, description="the observation; omitted when the series had no point"
+    )
+    artifact_id: int | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="its artifact, of kind series_observation; omitted when none was stored",
+    )
+    entities: list[RememberedEntity] = Field(default_factory=list, description="what its extraction named")
+    edges: list[RememberedEdge] = Field(default_factory=list, description="what its extraction stated")
+    error: str | None = Field(
+        default=None, exclude_if=absent, description="why it was not remembered (the text stands)"
+    )
+
+    @classmethod
+    def from_domain(cls, parent: int, derived: DerivedText) -> SeriesObservationOut:
+        series, done = derived.series, derived.remembered
+        assert series is not None  # an observation's
+        first, last = rfc3339(derived.first_at), rfc3339(derived.last_at)
+        return cls(
+            series_id=series.id,
+            key=series.key,
+            field=series.field,
+            parent_artifact_id=parent,
+            query=f"{series.key} from {_day(derived.first_at)} to {_day(derived.last_at)}" if first else None,
+            from_=first,
+            to=last,
+            text=derived.text,
+            artifact_id=done.artifact_id if done else None,
+            entities=[_entity_out(e) for e in done.entities] if done else [],
+            edges=[RememberedEdge.from_domain(edge) for edge in done.edges] if done else [],
+            error=derived.error,
+        )
+
+
+def _day(moment: datetime | None) -> str:
+    """A bound of an observation's span: its date when it is midnight UTC, else the whole time."""
+    if moment is None:
+        return ""
+    moment = moment.astimezone(UTC)
+    return (
+        moment.strftime("%Y-%m-%d")
+        if moment == moment.replace(hour=0, minute=0, second=0, microsecond=0)
+        else rfc3339(moment)
+    )
+
+
+def _entity_out(e: StoredEntity) -> RememberedEntity:
+    return RememberedEntity(
+        id=e.id,
+        name=e.name,
+        type=e.type,
+        description=e.description,
+        created=e.created,
+        latitude=e.latitude,
+        longitude=e.longitude,
+        model_id=e.model_id,
+    )
+
+
+class WebSource(BaseModel):
+    url: str
+    title: str
+    page_age: str | None = Field(default=None, exclude_if=absent, description="as the search gave it")
+
+
+class WebSearchOut(BaseModel):
+    """What the web search about one of the text's key entities found, and the artifact (of kind
+    web_search) it was remembered as, with what its extraction stated; or why it stopped."""
+
+    entity: str
+    entity_type: str
+    entity_id: int
+    query: str = Field(description="what was searched for")
+    parent_artifact_id: int = Field(description="the remember's artifact")
+    artifact_id: int | None = Field(
+        default=None, exclude_if=absent, description="omitted when nothing was found or it failed"
+    )
+    searches: list[str] = Field(description="the queries the model ran")
+    sources: list[WebSource] = Field(description="the pages the findings rest on")
+    entities: list[RememberedEntity] = Field(default_factory=list)
+    edges: list[RememberedEdge] = Field(default_factory=list)
+    cost_usd: float | None = Field(
+        default=None, exclude_if=absent, description="the search call's, searches included"
+    )
+    error: str | None = Field(default=None, exclude_if=absent, description="why it stopped (the text stands)")
+
+    @classmethod
+    def from_domain(cls, parent: int, derived: DerivedText) -> WebSearchOut:
+        entity, done = derived.entity, derived.remembered
+        assert entity is not None and derived.query is not None  # a web search's
+        return cls(
+            entity=entity.name,
+            entity_type=entity.type,
+            entity_id=entity.id,
+            query=derived.query,
+            parent_artifact_id=parent,
+            artifact_id=done.artifact_id if done else None,
+            searches=list(derived.searches),
+            sources=[WebSource(**source) for source in derived.sources],
+            entities=[_entity_out(e) for e in done.entities] if done else [],
+            edges=[RememberedEdge.from_domain(edge) for edge in done.edges] if done else [],
+            cost_usd=derived.cost_usd,
+            error=derived.error,
+        )
+
+
 class RememberResponse(BaseModel):
     user_id: str = Field(description="the request's user")
     session_id: str | None = Field(
@@ -507,7 +752,18 @@ class RememberResponse(BaseModel):
         description="the ids of the stored facts this text superseded, in the order of superseded "
         "(which has their invalid_at and expired_at)"
     )
-    chunks: int = Field(description="chunks of a long text; 0 when it was not chunked")
+    embedded_entities: int = Field(
+        description="the entities' strings this remember embedded (as the gligabao server counts)"
+    )
+    embedded_edges: int = Field(description="the facts' strings this remember embedded")
+    remember_run_id: int = Field(
+        description="the gligabao server's id of the run; here the artifact's id, whose run "
+        "GET /v1/gb/artifacts/{id} reads back (status, chunks, entities, facts)"
+    )
+    chunk_count: int = Field(description="chunks of a long text; 0 when it was not chunked")
+    chunks: list[RememberedChunk] = Field(
+        description="a long text's chunks in order, each with the summary its extraction wrote; [] when it was not chunked"
+    )
     description: str | None = Field(
         default=None,
         exclude_if=absent,
@@ -518,6 +774,42 @@ class RememberResponse(BaseModel):
         exclude_if=absent,
         description="an image's: true when the dataset already held it (the answer is its first "
         "remember's: no model call, no new artifact, that artifact's id and session); omitted for a text",
+    )
+    theme: str | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="an image's: what kind of image it is; omitted for a text",
+        json_schema_extra={"enum": list(THEMES)},
+    )
+    title: str | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="an image's own title as written in it ('' without one); omitted for a text",
+    )
+    text: str | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="an image's legible text, its blocks one per line; omitted for a text",
+    )
+    text_blocks: list[TextBlockOut] | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="an image's legible text in reading order, by block; omitted for a text",
+    )
+    series: list[StoredSeriesOut] | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="the timeseries stored with the text (its timeseries.series), as stored; omitted without them",
+    )
+    web_searches: list[WebSearchOut] | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="with web_search: what was found about each key entity of the text; omitted otherwise",
+    )
+    series_observations: list[SeriesObservationOut] | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="with timeseries.observations: an observation of each series stored (at most 10); omitted otherwise",
     )
     trajectory: Trajectory | None = Field(default=None, exclude_if=absent, description=TRAJECTORY_DESCRIPTION)
     ontology: OntologyApplied | None = Field(
@@ -536,28 +828,33 @@ class RememberResponse(BaseModel):
             artifact_id=remembered.artifact_id,
             valid_at=rfc3339(remembered.valid_at),
             created_at=rfc3339(remembered.created_at),
-            entities=[
-                RememberedEntity(
-                    id=e.id,
-                    name=e.name,
-                    type=e.type,
-                    description=e.description,
-                    created=e.created,
-                    latitude=e.latitude,
-                    longitude=e.longitude,
-                    model_id=e.model_id,
-                )
-                for e in remembered.entities
-            ],
+            entities=[_entity_out(e) for e in remembered.entities],
             edges=[RememberedEdge.from_domain(edge) for edge in remembered.edges],
             superseded=[
                 SupersededEdge(id=e.id, invalid_at=rfc3339(e.invalid_at), expired_at=rfc3339(e.expired_at))
                 for e in remembered.superseded
             ],
             invalidated_edges=[e.id for e in remembered.superseded],
-            chunks=remembered.chunks,
+            embedded_entities=remembered.embedded_entities,
+            embedded_edges=remembered.embedded_edges,
+            remember_run_id=remembered.artifact_id,
+            chunk_count=remembered.chunks,
+            chunks=[RememberedChunk.from_domain(chunk) for chunk in remembered.pieces],
             description=remembered.description,
             repeated=remembered.repeated if remembered.description is not None else None,
+            **_reading(remembered.reading),
+            series=[StoredSeriesOut.from_domain(one) for one in remembered.series]
+            if remembered.series
+            else None,
+            web_searches=[
+                WebSearchOut.from_domain(remembered.artifact_id, one) for one in remembered.web_searches
+            ]
+            or None,
+            series_observations=[
+                SeriesObservationOut.from_domain(remembered.artifact_id, one)
+                for one in remembered.observations
+            ]
+            or None,
             trajectory=trajectory_out(remembered.trajectory),
             ontology=OntologyApplied(**asdict(remembered.ontology)) if remembered.ontology else None,
         )

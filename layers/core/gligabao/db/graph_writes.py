@@ -59,6 +59,16 @@ def _chunk_parameters(chunks: Sequence[ChunkRow]) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class Derivation:
+    """What a text remember derived was made from: the series an observation describes, the
+    artifact of the remember that made it, a web search's sources ({url, title} each)."""
+
+    derived_from: int | None = None
+    series_id: int | None = None
+    sources: tuple[Mapping[str, str], ...] | None = None
+
+
 def send_insert_artifacts(
     conn: psycopg.Connection,
     dataset_id: int,
@@ -71,9 +81,12 @@ def send_insert_artifacts(
     content_sha256: str | None = None,
     memory_kind: str = "knowledge",
     metadata: Mapping[str, object] | None = None,
+    derivation: Derivation | None = None,
 ) -> psycopg.Cursor:
     """The text's artifact and its chunks' (kind 'chunk', parent the text, its memory_kind); an
     image's artifact is kind 'image', its text the description, its `content_sha256` the image's.
+    `derivation`: what a derived text (an observation of a series, a web search's findings) was
+    made from.
     The result is read later (`read_artifacts`: text id, chunk ids in order, creation time): in
     pipeline mode the statement travels
     with the next one whose result is read."""
@@ -81,10 +94,10 @@ def send_insert_artifacts(
         """
         WITH parent AS (
             INSERT INTO gb_artifacts (dataset_id, kind, text, session_id, reference_time, content_sha256,
-                                      memory_kind, metadata)
+                                      memory_kind, metadata, series_id, derived_from, sources)
             VALUES (%(dataset_id)s, %(kind)s, %(text)s, %(session_id)s, %(reference_time)s,
                     coalesce(%(content_sha256)s::text, encode(sha256(convert_to(%(text)s, 'UTF8')), 'hex')),
-                    %(memory_kind)s, %(metadata)s)
+                    %(memory_kind)s, %(metadata)s, %(series_id)s, %(derived_from)s, %(sources)s)
             RETURNING id, session_id, created_at, memory_kind, metadata
         ),
         """
@@ -94,6 +107,11 @@ def send_insert_artifacts(
             "kind": kind,
             "memory_kind": memory_kind,
             "metadata": Jsonb(dict(metadata or {})),
+            "series_id": derivation.series_id if derivation else None,
+            "derived_from": derivation.derived_from if derivation else None,
+            "sources": Jsonb(list(derivation.sources))
+            if derivation and derivation.sources is not None
+            else None,
             "content_sha256": content_sha256,
             "text": text,
             "session_id": session_id,

@@ -31,6 +31,7 @@ from gligabao.memory.ontology import Ontology, prompt_section
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import (
+    ImageReading,
     Remembered,
     TextToRemember,
     embed,
@@ -200,7 +201,9 @@ def remember_image(
                     extraction=extraction,
                     session_id=image.session_id,
                 )
-                remembered = replace(remembered, description=description, ontology=counts)
+                remembered = replace(
+                    remembered, description=description, reading=image_reading(extraction), ontology=counts
+                )
             save_inferences(uow.conn, op.call)
             remembered = op.trajectory.save_remember(uow.conn, dataset_id, remembered)
         return remembered
@@ -233,7 +236,15 @@ def _repeated(image: ImageToRemember, first: image_rows.StoredImage) -> Remember
         created_at=first.created_at,
         description=str(first.extraction.get("description", "")).strip(),
         repeated=True,
+        reading=image_reading(first.extraction),
     )
+
+
+def image_reading(extraction: dict[str, Any]) -> ImageReading:
+    """The reading of a stored extraction (one stored before images were read has theme other,
+    no title and no text)."""
+    read = ImageExtraction.model_validate({**extraction, "description": extraction.get("description") or "-"})
+    return ImageReading(read.theme, read.title, tuple((block.kind, block.text) for block in read.text_blocks))
 
 
 def _storable(value: Any) -> Any:

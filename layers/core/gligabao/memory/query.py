@@ -13,7 +13,8 @@ retrieval runs; only a nearby search (`geo_nearby`, `geo_radius_km`) uses them: 
 places are stored as entities with coordinates and, with the matched entities that have
 coordinates, anchor a search of the entities within the radius, which join the context.
 Without it, a query writes nothing but its inferences, saved at the end in a transaction of
-their own.
+their own. The timeseries anchored to the context's entities and facts (their statistics and
+latest points) follow the graph and the passages in what is left of the token budget.
 """
 
 from __future__ import annotations
@@ -23,15 +24,17 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 
-from gligabao.ai.prompts.query import QueryReply, query_prompt
+from gligabao.ai.prompts.query import QueryReply, query_prompt, render_graph, render_passages
 from gligabao.ai.stages import level_for
 from gligabao.errors import NotFound
-from gligabao.memory import retrieval_only
+from gligabao.limits import Limits
+from gligabao.memory import retrieval_only, timeseries
 from gligabao.memory.evidence import Evidence, build_evidence
 from gligabao.memory.geo import detect_places, search_nearby
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Embedder, Memory
 from gligabao.memory.question import Question
+from gligabao.memory.ranking import estimated_tokens
 from gligabao.memory.retrieval import Context, retrieve
 from gligabao.memory.trajectory import recorder_for
 from gligabao.model import Nearby
@@ -122,6 +125,11 @@ def answer(memory: Memory, question: Question) -> Answer:
                 as_of=question.as_of,
             )
             context.add_nearby(around)
+        limits = question.limits or memory.limits
+        if (
+            question.with_series and question.as_of is None
+        ):  # a series holds no history of what was known when
+            context.series_lines = series_lines(memory, question.user_id, context, limits)
 
         if context.empty and question.answer:
             text, evidence = NO_CONTEXT_ANSWER, Evidence()
@@ -157,6 +165,35 @@ def answer(memory: Memory, question: Question) -> Answer:
         nearby=context.nearby,
         trajectory=trajectory,
     )
+
+
+def series_lines(memory: Memory, user_id: str, context: Context, limits: Limits) -> list[str]:
+    """The lines of the timeseries anchored to the context's entities and facts, as many as the
+    context's token budget leaves room for after the graph and the passages (best anchored first).
+    One round trip of its own (the retrieval's transaction has committed), and none for a context
+    without an entity or a fact."""
+    if not (context.entities or context.edges) or limits.context_series == 0:
+        return []
+    with memory.database.transaction(user_id, pipeline=True) as uow:
+        found = timeseries.context_series(
+            uow,
+            context.dataset_id,
+            [entity.id for entity in context.entities],
+            [edge.id for edge in context.edges],
+            limits,
+        )
+    used = sum(estimated_tokens(line) for line in render_graph(context).splitlines())
+    if context.passages:
+        used += sum(estimated_tokens(line) for line in render_passages(context).splitlines())
+    room = limits.context_token_budget - used - estimated_tokens("<series>") - estimated_tokens("</series>")
+    kept = []
+    for line in timeseries.render_series_lines(found):
+        cost = estimated_tokens(line)
+        if cost > room:
+            break
+        kept.append(line)
+        room -= cost
+    return kept
 
 
 def _embed_question(embedder: Embedder, call: CallContext, question: Question) -> list[float]:

@@ -26,5 +26,6 @@ class Question:
     nearby_radius_km: float | None = None  # geo on: search the entities this near the question's places
     eval: bool = False  # record the call's trajectory (SPEC section 10)
     answer: bool = True  # False: the retrieved context only, no LLM call (memory/retrieval_only.py)
+    with_series: bool = True  # the timeseries of the context's entities and facts (a search has none)
     filters: RetrievalFilters | None = None  # only what they let through (db/retrieval_filters.py)
     limits: Limits | None = None  # the retrieval's, for this question (a search's); default the container's

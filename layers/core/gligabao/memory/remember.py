@@ -17,7 +17,8 @@ from gligabao.db import fact_history, graph_writes
 from gligabao.db import geo as geo_rows
 from gligabao.db import ontologies as ontology_rows
 from gligabao.db.connection import DatabaseUnavailable, UnitOfWork
-from gligabao.memory import fact_resolution
+from gligabao.db.graph_writes import Derivation
+from gligabao.memory import fact_resolution, timeseries
 from gligabao.memory.chunking import split_text
 from gligabao.memory.entity_resolution import send_stored_entities
 from gligabao.memory.extraction import TextGraph, extract, merge_extractions
@@ -26,6 +27,7 @@ from gligabao.memory.geo import locate_places
 from gligabao.memory.ontology import Ontology, OntologyCounts, conform, prompt_section
 from gligabao.memory.operation import Operation, operation
 from gligabao.memory.ports import Embedder, Memory
+from gligabao.memory.timeseries import SeriesInput, StoredSeries
 from gligabao.memory.trajectory import recorder_for
 from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, CallGuard, save_inferences, unsaved_on_failure
@@ -56,6 +58,61 @@ class TextToRemember:
     metadata: Mapping[str, object] = field(
         default_factory=dict
     )  # the caller's labels, on the artifact and its chunks
+    # A text remember derives (an observation of a series, a web search's findings) is an artifact
+    # of its own kind, with what it was made from.
+    artifact_kind: str = "text"
+    derivation: Derivation | None = None
+    # Timeseries stored with the text, in its transaction: a series without anchors is anchored to
+    # its artifact, entity and fact selectors match the dataset once the graph is written.
+    series: Sequence[SeriesInput] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of a long text: its artifact, its place, its length and the summary its
+    extraction wrote (None when the model gave none)."""
+
+    artifact_id: int
+    index: int
+    chars: int
+    summary: str | None
+    model: str | None  # the model whose extraction wrote the summary, and its reasoning level
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class DerivedText:
+    """A text a remember derived and remembered after its own (memory/derived.py): an observation
+    of one of its series, or what a web search found about one of its entities. `remembered` is
+    None when nothing was stored (a series without points, a search that found nothing) or it
+    failed (`error`, the service's message: the remember itself stands)."""
+
+    kind: str  # series_observation or web_search
+    text: str | None
+    remembered: Remembered | None = None
+    error: str | None = None
+    series: StoredSeries | None = None  # an observation's
+    first_at: datetime | None = None  # an observation's: the span of the points it describes
+    last_at: datetime | None = None
+    entity: StoredEntity | None = None  # a web search's: what it searched for, with `query`
+    query: str | None = None
+    searches: tuple[str, ...] = ()  # the queries the model ran
+    sources: tuple[Mapping[str, str], ...] = ()  # {url, title[, page_age]}
+    cost_usd: float | None = None  # the search call's
+
+
+@dataclass(frozen=True)
+class ImageReading:
+    """What an image reads as: its theme (chart, photo, ...), its own title, and the blocks of its
+    legible text in reading order, each (kind, text)."""
+
+    theme: str
+    title: str
+    text_blocks: tuple[tuple[str, str], ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(text for _, text in self.text_blocks)
 
 
 @dataclass(frozen=True)
@@ -76,6 +133,15 @@ class Remembered:
     created_at: datetime  # when its artifact was stored
     description: str | None = None  # an image's: what it shows (its artifact's text)
     repeated: bool = False  # an image the dataset held: answered from its first remember
+    reading: ImageReading | None = None  # an image's theme, title and legible text
+    # The strings of the remember's entities and facts embedded (counted as the gligabao server does).
+    embedded_entities: int = 0
+    embedded_edges: int = 0
+    pieces: tuple[Chunk, ...] = ()  # a chunked text's chunks, in order
+    series: tuple[StoredSeries, ...] = ()  # the timeseries stored with the text, as stored
+    dataset_id: int | None = None
+    observations: tuple[DerivedText, ...] = ()  # of its series (timeseries.observations)
+    web_searches: tuple[DerivedText, ...] = ()
     trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
     ontology: OntologyCounts | None = None  # what the dataset's ontology mapped and dropped
     fact_edge_ids: tuple[int, ...] = ()  # the edge each fact of the text's graph is (memory/windows.py)
@@ -172,8 +238,10 @@ def remember_text(
             judgement,
             reference_time,
             places,
+            kind=request.artifact_kind,
             artifact_id=artifact_id,
             model_id=extract_model(llm, request.models),
+            derivation=request.derivation,
         )
         return replace(remembered, ontology=counts) if counts else remembered
 
@@ -304,6 +372,7 @@ def store(
     kind: str = "text",
     artifact_id: int | None = None,
     model_id: str | None = None,
+    derivation: Derivation | None = None,
 ) -> Remembered:
     """Write everything in one transaction, under the dataset's lock. `places`: the coordinates
     of the place entities, by normalized name (geo on: one more statement when there are some).
@@ -333,7 +402,14 @@ def store(
             kind=kind,
             artifact_id=artifact_id,
             model_id=model_id,
+            derivation=derivation,
         )
+        if request.series:  # an anchor that names nothing is a 400: the whole remember rolls back
+            stored = timeseries.store_series(
+                uow, dataset_id, request.series, remembered.artifact_id, limits=memory.limits
+            )
+            remembered = replace(remembered, series=tuple(stored))
+            op.counts["series_stored"] = len(stored)
         save_inferences(uow.conn, op.call)
         remembered = op.trajectory.save_remember(uow.conn, dataset_id, remembered)
         if len(graph.facts) >= LARGE_REMEMBER_FACTS:
@@ -358,6 +434,7 @@ def write_graph(
     content_sha256: str | None = None,
     artifact_id: int | None = None,
     model_id: str | None = None,
+    derivation: Derivation | None = None,
 ) -> Remembered:
     """The artifact(s), entities, facts and links of one remember, in the caller's transaction
     (which holds the dataset's lock); `kind` 'image' for an image, whose text is its description.
@@ -385,6 +462,7 @@ def write_graph(
             content_sha256=content_sha256,
             memory_kind=request.memory_kind,
             metadata=request.metadata,
+            derivation=derivation,
         )
     else:
         artifacts = graph_writes.send_fill_pending_artifact(
@@ -467,6 +545,15 @@ def write_graph(
         valid_at=reference_time,
         created_at=created_at,
         fact_edge_ids=tuple(edge_id_of[row] for row in facts.row_of_fact),
+        dataset_id=dataset_id,
+        embedded_entities=len(vectors.entities),
+        embedded_edges=len(vectors.facts),
+        pieces=tuple(
+            Chunk(chunk_id, index, len(text), summary, model_id, request.reasoning.get("extract", "none"))
+            for index, (chunk_id, text, summary) in enumerate(
+                zip(chunk_ids, chunks, graph.summaries, strict=True)
+            )
+        ),
     )
 
 

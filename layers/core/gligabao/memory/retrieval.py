@@ -105,6 +105,9 @@ class Context:
     search_paths: dict[str, str] = field(default_factory=dict)  # index -> "exact", "hnsw" or "hnsw+exact"
     timings_ms: dict[str, float] = field(default_factory=dict)
     nearby: Nearby | None = None  # geo: the entities near the question's places (rendered apart)
+    # The timeseries anchored to the context's entities and edges, as the prompt's lines (query
+    # reads them after the ranking, within what the budget leaves: memory/timeseries.py).
+    series_lines: list[str] = field(default_factory=list)
     # Each row's cosine with the question (NULL ones left out), which the ranked context orders by.
     similarity: dict[tuple[str, int], float] = field(default_factory=dict)  # (kind, id) -> cosine
     candidates: dict[str, int] = field(default_factory=dict)  # ranked: kind -> count before the cut

@@ -101,6 +101,7 @@ def search(memory: Memory, request: SearchQuery) -> SearchResult:
             request_id=request.request_id,
             deadline=request.deadline,
             answer=False,
+            with_series=False,
             filters=request.filters if request.filters != RetrievalFilters() else None,
             limits=limits,
         ),

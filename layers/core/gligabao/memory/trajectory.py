@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = "ATIF-v1.8"
 AGENT_NAME = "gligabao"
 # The request's fields never copied into a trajectory: when the call must end, its HTTP request id.
-_NOT_INPUT = frozenset({"deadline", "request_id", "limits"})  # limits: the server's, not asked
+_NOT_INPUT = frozenset({"deadline", "request_id", "limits", "with_series"})  # the server's, not asked
 # Which stage's model calls follow which step; the others (query, detect_geo) come after every stage.
 _CALLS_OF_STAGE = {"extraction": ("extract", "image"), "embedding": ("embed",), "resolution": ("resolve",)}
 _QUERY_CALLS_OF_STAGE = {"search_vectors": ("embed",)}

@@ -11,7 +11,7 @@ import base64
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from gligabao.ai.prompts.extract import Extraction
 from gligabao.timefmt import rfc3339
@@ -25,12 +25,61 @@ def _not_blank(value: str) -> str:
     return value.strip()
 
 
+# What kind of image it is, and the kinds of its text's blocks, as the gligabao server reads images.
+THEMES = (
+    "plot", "chart", "graph", "diagram", "table", "document", "screenshot", "slide", "map", "photo",
+    "illustration", "other",
+)  # fmt: skip
+BLOCK_KINDS = (
+    "title", "subtitle", "heading", "paragraph", "caption", "label", "axis", "legend", "annotation",
+    "table", "other",
+)  # fmt: skip
+
+
+def _one_of(allowed: tuple[str, ...]):
+    """A lenient reader of a model's word: lowercased, and "other" for anything off the list (or
+    missing), so that a model's "Chart" or "bar chart" never fails the whole remember."""
+
+    def read(value: object) -> str:
+        word = value.strip().lower() if isinstance(value, str) else ""
+        return word if word in allowed else "other"
+
+    return read
+
+
+def _text(value: object) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+class TextBlock(BaseModel):
+    """One block of the text legible in the image, in reading order."""
+
+    kind: Annotated[str, BeforeValidator(_one_of(BLOCK_KINDS))] = "other"
+    text: Annotated[str, BeforeValidator(_text)] = ""
+
+
+def _blocks(value: object) -> list:
+    """The blocks that hold some text; a reply without a list has none."""
+    if not isinstance(value, list):
+        return []
+    return [block for block in value if isinstance(block, dict) and _text(block.get("text"))]
+
+
 class ImageExtraction(Extraction):
-    """The extraction of section 5 and what the image shows (never empty: it is the artifact's text)."""
+    """The extraction of section 5 and what the image shows (never empty: it is the artifact's
+    text), with its reading: its theme, its title and the blocks of its legible text."""
 
     description: Annotated[
         str, BeforeValidator(lambda value: "" if value is None else value), AfterValidator(_not_blank)
     ]
+    theme: Annotated[str, BeforeValidator(_one_of(THEMES))] = "other"
+    title: Annotated[str, BeforeValidator(_text)] = ""
+    text_blocks: Annotated[list[TextBlock], BeforeValidator(_blocks)] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The image's legible text: its blocks, one per line."""
+        return "\n".join(block.text for block in self.text_blocks)
 
 
 IMAGE_SYSTEM = """You turn an image into a knowledge graph for a long-term memory: a description of what the
@@ -38,6 +87,8 @@ image shows, the entities in it and the facts it states about them. Answer with 
 object, no prose, in this shape:
 
 {"description": "A photo of Alice in front of the Acme office in Paris.",
+ "theme": "photo", "title": "",
+ "text_blocks": [{"kind": "label", "text": "ACME"}, {"kind": "caption", "text": "Alice, Paris 2023"}],
  "entities": [{"name": "Alice", "type": "person", "description": "engineer"}],
  "edges": [{"source": "Alice", "target": "Acme", "relation": "works_at",
             "description": "Alice works at Acme.", "valid_at": "2023-01-01T00:00:00Z", "invalid_at": null}]}
@@ -45,6 +96,14 @@ object, no prose, in this shape:
 Description
 - description: two to five plain sentences saying what the image shows, with every name, text,
   number and date that is legible in it. Never empty.
+
+Reading
+- theme: what kind of image it is, one of: plot, chart, graph, diagram, table, document,
+  screenshot, slide, map, photo, illustration, other.
+- title: the image's own title as written in it; "" when it has none.
+- text_blocks: every piece of text legible in the image, in reading order, transcribed exactly,
+  each with its kind: title, subtitle, heading, paragraph, caption, label, axis, legend,
+  annotation, table or other; [] when the image holds no text.
 
 Entities
 - Every person, organization, place, event, object or concept the image (its visible text

@@ -67,6 +67,15 @@ Places nearby
   their ids like the others when you use them."""
 
 
+SERIES_RULES = """
+
+Timeseries
+- <series> lists the timeseries anchored to entities or edges of the context: each with its
+  unit, the entity or edge it is about, its statistics over all its points and its latest points.
+  Use them for questions about values over time; they are not entities or edges: do not cite
+  their ids."""
+
+
 def _ids(value: Any) -> list[int]:
     """The ids of a reply list, tolerantly: null is [], "12" and "entity 12" are 12; others dropped."""
     if value is None:
@@ -187,9 +196,13 @@ def query_prompt(
     nearby = getattr(context, "nearby", None)
     if nearby is not None:
         parts.append(render_nearby(nearby))
+    series = getattr(context, "series_lines", None)
+    if series:
+        parts.append("\n".join(["<series>", *series, "</series>"]))
     parts.append(f"<current_time>{rfc3339(current_time)}</current_time>")
     if as_of is not None:
         parts.append(f"<as_of>{rfc3339(as_of)}</as_of>")
     parts.append(f"<question>\n{question}\n</question>")
     system = QUERY_SYSTEM if as_of is None else QUERY_AS_OF_SYSTEM
-    return (system if nearby is None else system + NEARBY_RULES), "\n".join(parts)
+    system = system if nearby is None else system + NEARBY_RULES
+    return (system + SERIES_RULES if series else system), "\n".join(parts)

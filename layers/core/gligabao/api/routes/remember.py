@@ -23,6 +23,7 @@ from gligabao.api.trajectory_models import EVAL_ROUTE_DESCRIPTION
 from gligabao.bootstrap import Bundle
 from gligabao.memory import async_remember
 from gligabao.memory.async_remember import QueuedText
+from gligabao.memory.derived import remember_text_and_more
 from gligabao.memory.facts import remember_facts
 from gligabao.memory.images import remember_image
 from gligabao.memory.remember import Remembered, remember_text
@@ -138,7 +139,22 @@ def _remember(request: RememberRequest, deps: Bundle, call: Invocation) -> Remem
         )
     if request.runs_async(deps.limits):
         return _accept_one(request, deps, request.queued())
-    return remember_text(deps, request.text_to_remember(), request_id=call.request_id, deadline=call.deadline)
+    if request.timeseries is None and not request.web_search:
+        return remember_text(
+            deps, request.text_to_remember(), request_id=call.request_id, deadline=call.deadline
+        )
+    asked = request.timeseries
+    fetch = asked.fetch if asked is not None else None
+    return remember_text_and_more(
+        deps,
+        request.text_to_remember(),
+        observe=asked is not None and asked.observations,
+        fetch=fetch is not None,
+        fetch_providers=fetch.providers if fetch is not None else None,
+        web_search=request.web_search,
+        request_id=call.request_id,
+        deadline=call.deadline,
+    )
 
 
 def _kind(request: RememberRequest) -> str | None:
