@@ -539,11 +539,31 @@ def observation_checks(step: str, reference: dict, ours: dict) -> list[Check]:
     ref_items, our_items = reference.get("series_observations") or [], ours.get("series_observations") or []
     checks = [equal_check(f"{step}: observations", len(ref_items), len(our_items))]
     for ref_one, our_one in zip(ref_items, our_items, strict=False):
-        for name in ("key", "query", "from", "to", "text"):
+        for name in ("key", "query", "from", "to"):
             checks.append(
                 equal_check(f"{step}: {ref_one.get('key')} {name}", ref_one.get(name), our_one.get(name))
             )
+        # The text is ours in our own words: what it must hold is the reference's figures (values,
+        # dates, percents), each of them.
+        checks.append(
+            equal_check(
+                f"{step}: {ref_one.get('key')} text's figures",
+                figures_of(ref_one.get("text")),
+                figures_of(our_one.get("text")),
+            )
+        )
     return checks
+
+
+_FIGURE = re.compile(r"\d{4}-\d{2}-\d{2}(?:T[\d:]+Z)?|[-+]?\d[\d,]*(?:\.\d+)?%?")
+
+
+def figures_of(text: object) -> list[str]:
+    """The numbers, percents and dates of a text, each once, sorted (signs and group commas aside)."""
+    if not isinstance(text, str):
+        return []
+    found = {figure.lstrip("+-").replace(",", "") for figure in _FIGURE.findall(text)}
+    return sorted(found)
 
 
 def stats_check(name: str, reference: object, ours: object) -> Check:

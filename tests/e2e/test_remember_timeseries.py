@@ -6,11 +6,15 @@ to its entities within the token budget."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import pytest
-from conftest import count_rows
+from conftest import count_rows, reconfigure
 from fakes.anthropic_server import Reply
 from graph_rows import nothing_stored
 from remember_helpers import stages_called
+
+from gligabao.memory.series_providers import FetchedSeries, register, unregister
 
 ACME = {
     "key": "ACME.close",
@@ -155,3 +159,120 @@ def test_a_query_shows_the_series_of_its_entities_within_the_budget(api, db, mod
     assert reply.status == 200, reply.json
     prompt = reply.json["prompt"] if "prompt" in reply.json else str(reply.json)
     assert "<series>" in prompt and "ACME.close" in prompt and "doc.metric" not in prompt
+
+
+class Prices:
+    """A timeseries provider of the deployment's own code: closing prices by ticker."""
+
+    name = "prices"
+    description = "daily closing prices of companies listed on a stock exchange"
+    query_format = "the company's stock ticker, e.g. AAPL"
+
+    def __init__(self, fail_for: str = ""):
+        self.asked: list[tuple[str, datetime, datetime]] = []
+        self.fail_for = fail_for
+
+    def fetch(self, query, start, end):
+        self.asked.append((query, start, end))
+        if query == self.fail_for:
+            raise RuntimeError("the provider's secret endpoint https://key@example.com is down")
+        day = timedelta(days=1)
+        points = [(end - 40 * day, 1.0), (end - 2 * day, 10.0), (end - day, 12.0)]  # the first is outside
+        return [FetchedSeries(f"{query}.close", f"{query} close", "USD", points)]
+
+
+def assigning(fake_anthropic, assignments: list[dict]) -> None:
+    """The model of stage resolve_series answers `assignments`; every other call as before."""
+    before = fake_anthropic.responder
+
+    def respond(body):
+        if "timeseries providers" in str(body.get("system")):
+            return {"assignments": assignments}
+        return before(body) if before else None
+
+    fake_anthropic.responder = respond
+
+
+@pytest.fixture
+def prices():
+    provider = Prices()
+    register(provider)
+    yield provider
+    unregister("prices")
+
+
+def test_the_model_assigns_providers_to_key_entities_and_each_is_fetched_over_the_window(
+    api, db, models, prices
+):
+    fake_anthropic, _ = models
+    reconfigure(allowed_models="claude-haiku-5-5, claude-sonnet-4-6", max_reasoning="low")
+    assigning(
+        fake_anthropic,
+        [
+            {"entity": 1, "provider": "prices", "query": "ACME", "reason": "a listed firm"},
+            {"entity": 1, "provider": "prices", "query": "ACME2", "reason": "the same pair again"},
+            {"entity": 7, "provider": "prices", "query": "X", "reason": "no such entity"},
+            {"entity": 0, "provider": "weather", "query": "Y", "reason": "no such provider"},
+        ],
+    )
+
+    reply = remember(
+        api,
+        {"fetch": {"before": "30d"}, "observations": True},
+        reference_time="2025-06-01T00:00:00Z",
+        models={"resolve_series": "claude-sonnet-4-6"},
+        reasoning={"resolve_series": "low"},
+    )
+
+    assert reply.status == 200, reply.json
+    body = reply.json
+    [(query, start, end)] = prices.asked  # one assignment kept: the first of the pair
+    assert (query, end - start, end.isoformat()) == ("ACME", timedelta(days=30), "2025-06-01T00:00:00+00:00")
+    [fetched] = body["series_fetches"]
+    assert (fetched["provider"], fetched["entity"]) == ("prices", "Acme")
+    [series] = fetched["series"]
+    assert (series["key"], series["point_count"], series["stats"]["last"]) == ("ACME.close", 2, 12)  # clipped
+    assert sorted(a["type"] for a in series["anchors"]) == ["artifact", "entity"]
+    assert db.execute("SELECT source, provider FROM gb_series").fetchall() == [("fetched", "prices")]
+    [observation] = body["series_observations"]
+    assert observation["key"] == "ACME.close" and "2 values" in observation["text"]
+    call = next(m for m in fake_anthropic.messages if "timeseries providers" in str(m.get("system")))
+    assert call["model"] == "claude-sonnet-4-6"
+    prompt = str(call["messages"])
+    assert "[0] Alice | person" in prompt and "[1] Acme | organization" in prompt and "stock ticker" in prompt
+    assert call["thinking"]["type"] == "enabled"  # its level, as asked
+    stages = db.execute(
+        "SELECT stage, model, reasoning FROM gb_inferences WHERE stage = 'resolve_series'"
+    ).fetchall()
+    assert stages == [("resolve_series", "claude-sonnet-4-6", "low")]
+
+
+def test_a_failing_provider_is_reported_without_its_words_and_the_text_stands(api, db, models):
+    fake_anthropic, _ = models
+    assigning(fake_anthropic, [{"entity": 1, "provider": "prices", "query": "ACME", "reason": "listed"}])
+    register(Prices(fail_for="ACME"))
+    try:
+        reply = remember(api, {"fetch": {}})
+    finally:
+        unregister("prices")
+
+    assert reply.status == 200, reply.json
+    [acme] = reply.json["series_fetches"]
+    assert acme["error"] == "The timeseries provider failed." and "example.com" not in str(reply.json)
+    assert count_rows(db, "gb_edges") == 1 and count_rows(db, "gb_series") == 0
+
+
+def test_no_assignment_fetches_nothing(api, db, models, prices):
+    assigning(models[0], [])
+
+    reply = remember(api, {"fetch": {}})
+
+    assert reply.status == 200, reply.json
+    assert "series_fetches" not in reply.json and prices.asked == [] and count_rows(db, "gb_series") == 0
+
+
+def test_an_unknown_provider_is_a_400_before_any_model_call(api, db, models, prices):
+    reply = remember(api, {"fetch": {"providers": ["weather"]}})
+
+    assert reply.status == 400 and "unknown provider 'weather'" in reply.json["error"]
+    assert models[0].messages == [] and nothing_stored(db)

@@ -6,6 +6,7 @@ from gligabao.ai.stages import (
     QUERY_STAGES,
     REMEMBER_ALIASES,
     REMEMBER_IDLE_REASONING,
+    REMEMBER_MODEL_STAGES,
     REMEMBER_STAGES,
     level_for,
     parse_level,
@@ -147,11 +148,17 @@ def test_two_names_of_one_stage_with_different_values_are_a_400():
     assert _remember_reasoning({"extract": "low", "extract_graph": "low"}) == {"extract": "low"}
 
 
-def test_the_timeseries_stage_level_is_checked_and_unused():
-    assert _remember_reasoning({"resolve_series": "low", "resolve_edges": "low"}) == {"resolve": "low"}
+def test_the_timeseries_stage_takes_a_level_and_a_model_like_the_others():
+    assert _remember_reasoning({"resolve_series": "low", "resolve_edges": "low"}) == {
+        "resolve": "low",
+        "resolve_series": "low",
+    }
     with pytest.raises(BadRequest, match='unknown level "max"'):
         _remember_reasoning({"resolve_series": "max"})
-    with pytest.raises(BadRequest, match='unknown stage "resolve_series"'):
+    assert parse_models(
+        {"resolve_series": "claude-haiku-5-5"}, REMEMBER_MODEL_STAGES, aliases=REMEMBER_ALIASES
+    ) == {"resolve_series": "claude-haiku-5-5"}
+    with pytest.raises(BadRequest, match='unknown stage "resolve_series"'):  # not a stage of a text's own
         parse_models({"resolve_series": "claude-haiku-5-5"}, REMEMBER_STAGES, aliases=REMEMBER_ALIASES)
 
 

@@ -110,6 +110,7 @@ def test_request_schemas_carry_the_validators_rules():
             "resolve",
             "image",
             "web_search",  # its model, allow-listed like the others (reasoning: none, as the server has)
+            "resolve_series",  # the fetch's assignment of providers to entities
             "extract_graph",
             "summarize_chunk",
             "resolve_edges",

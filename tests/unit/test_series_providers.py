@@ -12,8 +12,9 @@ from gligabao.memory.series_providers import NO_PROVIDER, providers_for, registe
 class Prices:
     name = "prices"
     description = "daily closing prices of listed companies"
+    query_format = "a stock ticker"
 
-    def fetch(self, entity_name, entity_type, start, end):
+    def fetch(self, query, start, end):
         return []
 
 

@@ -30,13 +30,14 @@ REMEMBER_ALIASES = {
     "extract_image": "image",
 }
 _YIELDING_ALIASES = frozenset({"summarize_chunk"})
-# Its timeseries stage, which never runs here (no timeseries): a level for it is checked, then unused.
+# Its timeseries stage, which runs only for a fetch with a provider registered (memory/derived.py):
+# a level for it is checked and kept, beside the remember's own stages.
 REMEMBER_IDLE_REASONING = ("resolve_series",)
 # remember's web search (`web_search`, ai/web_search.py) takes a model, allowed like the others
 # (GB_ALLOWED_MODELS), but no reasoning level: as on the gligabao server, whose `reasoning` refuses
 # the stage, the call never thinks. The name is the server's and ours.
 WEB_SEARCH_STAGE = "web_search"
-REMEMBER_MODEL_STAGES = (*REMEMBER_STAGES, WEB_SEARCH_STAGE)
+REMEMBER_MODEL_STAGES = (*REMEMBER_STAGES, WEB_SEARCH_STAGE, "resolve_series")
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}")  # matched whole: no "$" newline slip
 
@@ -49,17 +50,18 @@ def parse_reasoning(
     idle: Sequence[str] = (),
 ) -> dict[str, str]:
     """The reasoning level of each stage the request names (an alias names its stage; an idle
-    stage's level is checked and dropped)."""
+    stage's, one that is not the operation's own, is checked and kept as it is named)."""
     if value is None:
         return {}
     if isinstance(value, str):
         return {default_stage: parse_level(value)}
     if isinstance(value, dict):
         named = {stage: level for stage, level in value.items() if stage not in idle}
-        for stage in idle:
-            if stage in value:
-                parse_level(value[stage])
-        return _by_stage("reasoning", named, stages, aliases or {}, lambda _stage, level: parse_level(level))
+        kept = {stage: parse_level(value[stage]) for stage in idle if stage in value}
+        return {
+            **_by_stage("reasoning", named, stages, aliases or {}, lambda _stage, level: parse_level(level)),
+            **kept,
+        }
     raise BadRequest(f"reasoning: must be a level ({_one_of(LEVELS)}) or an object of stage levels")
 
 

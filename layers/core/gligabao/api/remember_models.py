@@ -9,7 +9,7 @@ import base64
 import binascii
 import re
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
@@ -72,7 +72,14 @@ if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory.async_remember import QueuedText
     from gligabao.memory.facts import FactsToRemember
     from gligabao.memory.images import ImageToRemember
-    from gligabao.memory.remember import Chunk, DerivedText, ImageReading, Remembered, TextToRemember
+    from gligabao.memory.remember import (
+        Chunk,
+        DerivedText,
+        FetchedBy,
+        ImageReading,
+        Remembered,
+        TextToRemember,
+    )
 
 ASYNC_EVAL = (
     "; asynchronous, the trajectory is stored with the job's transaction: "
@@ -261,6 +268,12 @@ class FetchIn(BaseModel):
     )
     before: str = Field(default="30d", description="how far before the reference time: 30d, 12h, 90m or 0")
     after: str = Field(default="0", description="how far after it")
+
+    def spans(self) -> dict[str, timedelta]:
+        """The window's bounds, as remember_text_and_more takes them."""
+        from gligabao.memory.series_providers import span
+
+        return {"fetch_before": span(self.before, "before"), "fetch_after": span(self.after, "after")}
 
     @field_validator("before", "after")
     @classmethod
@@ -599,6 +612,28 @@ def _reading(reading: ImageReading | None) -> dict[str, Any]:
     }
 
 
+class SeriesFetchOut(BaseModel):
+    """What one timeseries provider returned for one of the text's key entities."""
+
+    provider: str
+    entity: str
+    entity_type: str
+    entity_id: int
+    series: list[StoredSeriesOut] = Field(description="as stored, anchored to the entity and the text")
+    error: str | None = Field(default=None, exclude_if=absent, description="why none was stored")
+
+    @classmethod
+    def from_domain(cls, fetched: FetchedBy) -> SeriesFetchOut:
+        return cls(
+            provider=fetched.provider,
+            entity=fetched.entity.name,
+            entity_type=fetched.entity.type,
+            entity_id=fetched.entity.id,
+            series=[StoredSeriesOut.from_domain(one) for one in fetched.series],
+            error=fetched.error,
+        )
+
+
 class SeriesObservationOut(BaseModel):
     """An observation of a series this remember stored: its text, and the artifact it was
     remembered as (with what its extraction stated), or the error that stopped it."""
@@ -801,6 +836,11 @@ class RememberResponse(BaseModel):
         exclude_if=absent,
         description="the timeseries stored with the text (its timeseries.series), as stored; omitted without them",
     )
+    series_fetches: list[SeriesFetchOut] | None = Field(
+        default=None,
+        exclude_if=absent,
+        description="with timeseries.fetch: what each provider returned for each key entity; omitted otherwise",
+    )
     web_searches: list[WebSearchOut] | None = Field(
         default=None,
         exclude_if=absent,
@@ -846,6 +886,7 @@ class RememberResponse(BaseModel):
             series=[StoredSeriesOut.from_domain(one) for one in remembered.series]
             if remembered.series
             else None,
+            series_fetches=[SeriesFetchOut.from_domain(one) for one in remembered.fetches] or None,
             web_searches=[
                 WebSearchOut.from_domain(remembered.artifact_id, one) for one in remembered.web_searches
             ]

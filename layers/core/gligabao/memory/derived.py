@@ -9,22 +9,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import TypeVar
 
+from gligabao.ai.prompts.resolve_series import (
+    RESOLVE_SERIES_MAX_TOKENS,
+    SeriesAssignments,
+    resolve_series_content,
+)
+from gligabao.ai.prompts.resolve_series import SYSTEM as RESOLVE_SERIES_SYSTEM
+from gligabao.ai.stages import level_for
 from gligabao.db.graph_writes import Derivation
 from gligabao.errors import BadRequest, GbError
-from gligabao.memory import series_providers
+from gligabao.limits import Limits
+from gligabao.memory import series_providers, timeseries
 from gligabao.memory.operation import operation
 from gligabao.memory.ports import Memory
-from gligabao.memory.remember import DerivedText, Remembered, TextToRemember, remember_text
+from gligabao.memory.remember import DerivedText, FetchedBy, Remembered, TextToRemember, remember_text
 from gligabao.memory.series_observation import ObservedSeries, Point, observation_text
-from gligabao.memory.timeseries import SeriesInput, StoredSeries, merged_points
-from gligabao.memory.web_search import WebSearchText, require_web_search, web_search_texts
+from gligabao.memory.timeseries import Anchor, SeriesInput, StoredSeries, merged_points
+from gligabao.memory.web_search import WebSearchText, key_entities, require_web_search, web_search_texts
+from gligabao.model import StoredEntity
 from gligabao.observability.monitoring import current_report
 
 # The series of one remember observed at most, the first in the request's order (as the gligabao
 # server does): each costs an extraction call.
 OBSERVATIONS_MAX = 10
+# The key entities a fetch asks each provider about (as web search chooses them).
+FETCH_ENTITIES = 5
 
 T = TypeVar("T")
 
@@ -36,17 +48,31 @@ def remember_text_and_more(
     observe: bool = False,
     fetch_providers: Sequence[str] | None = None,
     fetch: bool = False,
+    fetch_before: timedelta = timedelta(days=30),
+    fetch_after: timedelta = timedelta(0),
     web_search: bool = False,
     request_id: str | None = None,
     deadline: float | None = None,
 ) -> Remembered:
     """Remember the text (with its series), then what it asks for beyond it. A fetch with no
     timeseries provider is a 503 before any model call."""
-    if fetch:
-        series_providers.providers_for(fetch_providers)
+    providers = series_providers.providers_for(fetch_providers) if fetch else []
     if web_search:
         check_web_search(memory)
     remembered = remember_text(memory, request, request_id=request_id, deadline=deadline)
+    if providers:
+        fetched = fetch_series(
+            memory,
+            request,
+            remembered,
+            providers,
+            fetch_before,
+            fetch_after,
+            request_id=request_id,
+            deadline=deadline,
+        )
+        got = tuple(series for by in fetched for series in by.series)
+        remembered = replace(remembered, fetches=tuple(fetched), series=(*remembered.series, *got))
     if observe and remembered.series:
         observations = observe_series(memory, request, remembered, request_id=request_id, deadline=deadline)
         remembered = replace(remembered, observations=tuple(observations))
@@ -168,11 +194,12 @@ def observe_series(
 ) -> list[DerivedText]:
     """One observation per series the remember stored (at most OBSERVATIONS_MAX), written from
     the points this request brought, as of its last point."""
-    given = {series.key: series for series in request.series}
+    given = {(series.provider, series.key, series.field): series for series in request.series}
+    given.update({(s.provider, s.key, s.field): s for by in remembered.fetches for s in by.asked})
     return [
-        _observe(memory, request, remembered, stored, given[stored.key], request_id, deadline)
+        _observe(memory, request, remembered, stored, given[key], request_id, deadline)
         for stored in remembered.series[:OBSERVATIONS_MAX]
-        if stored.key in given
+        if (key := (stored.provider, stored.key, stored.field)) in given
     ]
 
 
@@ -211,3 +238,141 @@ def _observe(
             "series_observation", text, error=error.message, series=stored, first_at=first_at, last_at=last_at
         )
     return DerivedText("series_observation", text, done, series=stored, first_at=first_at, last_at=last_at)
+
+
+def fetch_series(
+    memory: Memory,
+    request: TextToRemember,
+    remembered: Remembered,
+    providers: Sequence[series_providers.SeriesProvider],
+    before: timedelta,
+    after: timedelta,
+    *,
+    request_id: str | None = None,
+    deadline: float | None = None,
+) -> list[FetchedBy]:
+    """The series the providers hold about the text's key entities (the most facts, at most
+    FETCH_ENTITIES, concepts left out), over the window around its reference time: one model call
+    (stage resolve_series) assigns each entity the providers whose description covers it and the
+    identifier each needs; each assignment is one fetch, its points clipped to the window; what
+    they return is stored in one transaction, anchored to the entity and to the text's artifact.
+    A provider that fails or returns nothing is reported; the text stands."""
+    start, end = remembered.valid_at - before, remembered.valid_at + after
+    entities = key_entities(remembered.entities, remembered.edges, FETCH_ENTITIES)
+    if not entities:
+        return []
+    assignments = aside(
+        lambda: _assigned(memory, request, remembered, providers, entities, request_id, deadline)
+    )
+    asked: list[tuple[str, StoredEntity, list[SeriesInput], str | None]] = []
+    seen: set[tuple[str, str, str]] = set()  # a series once, the first entity that brought it
+    room = memory.limits.max_series_per_request
+    for provider, entity, query in assignments:
+        found, error = _fetched(provider, entity, query, start, end, remembered.artifact_id, memory.limits)
+        kept = []
+        for series in found:
+            identity = (series.provider, series.key, series.field)
+            if identity not in seen and len(seen) < room:
+                seen.add(identity)
+                kept.append(series)
+        asked.append((provider.name, entity, kept, error))
+    wanted = [series for _, _, found, _ in asked for series in found]
+    stored_by_key: dict[tuple[str, str, str], StoredSeries] = {}
+    if wanted:
+        with memory.database.transaction(request.user_id, request.dataset, lock_dataset=True) as uow:
+            stored = timeseries.store_series(
+                uow, uow.dataset_id, wanted, remembered.artifact_id, limits=memory.limits
+            )
+        stored_by_key = {(one.provider, one.key, one.field): one for one in stored}
+    return [
+        FetchedBy(
+            name,
+            entity,
+            tuple(stored_by_key[(s.provider, s.key, s.field)] for s in found),
+            error,
+            asked=tuple(found),
+        )
+        for name, entity, found, error in asked
+    ]
+
+
+def _assigned(
+    memory: Memory,
+    request: TextToRemember,
+    remembered: Remembered,
+    providers: Sequence[series_providers.SeriesProvider],
+    entities: Sequence[StoredEntity],
+    request_id: str | None,
+    deadline: float | None,
+) -> list[tuple[series_providers.SeriesProvider, StoredEntity, str]]:
+    """The resolve_series call's assignments that name a listed entity and a listed provider, each
+    pair once; its inference saved with the operation that ends here."""
+    by_name = {provider.name: provider for provider in providers}
+    with operation(
+        memory,
+        "remember",
+        user_id=request.user_id,
+        dataset=request.dataset,
+        session_id=request.session_id,
+        request_id=request_id,
+    ) as op:
+        op.call.dataset_id = remembered.dataset_id
+        reply = memory.llm.complete(
+            op.call,
+            "resolve_series",
+            system=RESOLVE_SERIES_SYSTEM,
+            content=resolve_series_content(
+                [(p.name, p.description, p.query_format) for p in providers],
+                [(e.name, e.type, e.description) for e in entities],
+                remembered.valid_at,
+            ),
+            reply_model=SeriesAssignments,
+            reasoning=level_for(dict(request.reasoning), "resolve_series"),
+            model=request.models.get("resolve_series"),
+            max_tokens=RESOLVE_SERIES_MAX_TOKENS,
+            deadline=deadline,
+        )
+    chosen: dict[tuple[str, int], tuple[series_providers.SeriesProvider, StoredEntity, str]] = {}
+    for assignment in reply.assignments:
+        provider = by_name.get(assignment.provider)
+        if provider is not None and 0 <= assignment.entity < len(entities):
+            key = (provider.name, assignment.entity)
+            chosen.setdefault(key, (provider, entities[assignment.entity], assignment.query.strip()))
+    return list(chosen.values())
+
+
+def _fetched(
+    provider: series_providers.SeriesProvider,
+    entity: StoredEntity,
+    query: str,
+    start: datetime,
+    end: datetime,
+    artifact_id: int,
+    limits: Limits,
+) -> tuple[list[SeriesInput], str | None]:
+    """The provider's series for `query` (the entity's identifier) as series to store (the points
+    in the window), or the error that stopped it: a provider is the deployment's code, and what it
+    returns is held to the rules of a caller's series, so that it never fails the remember."""
+    try:
+        returned = provider.fetch(query, start, end)
+        series = []
+        for one in returned:
+            points = tuple(
+                timeseries.Point(at, float(value)) for at, value in one.points if start <= at <= end
+            )
+            if points:
+                candidate = SeriesInput(
+                    key=one.key,
+                    points=points,
+                    name=one.name or None,
+                    unit=one.unit or None,
+                    anchors=(Anchor(entity_id=entity.id), Anchor(artifact_id=artifact_id)),
+                    provider=provider.name,
+                )
+                timeseries.checked_series([candidate], limits)
+                series.append(candidate)
+    except BadRequest as error:
+        return [], f"The timeseries provider returned a series that cannot be stored: {error.message}"
+    except Exception:  # its failure is reported, never shown: it may hold anything
+        return [], "The timeseries provider failed."
+    return series, None if series else "The timeseries provider returned no series in the period."

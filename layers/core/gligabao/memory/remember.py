@@ -102,6 +102,18 @@ class DerivedText:
 
 
 @dataclass(frozen=True)
+class FetchedBy:
+    """What one timeseries provider returned for one of a text's key entities: the series stored,
+    or why none was (the provider failed, or had nothing in the period)."""
+
+    provider: str
+    entity: StoredEntity
+    series: tuple[StoredSeries, ...] = ()
+    error: str | None = None
+    asked: tuple[SeriesInput, ...] = ()  # the series as the provider returned them (clipped)
+
+
+@dataclass(frozen=True)
 class ImageReading:
     """What an image reads as: its theme (chart, photo, ...), its own title, and the blocks of its
     legible text in reading order, each (kind, text)."""
@@ -141,6 +153,7 @@ class Remembered:
     series: tuple[StoredSeries, ...] = ()  # the timeseries stored with the text, as stored
     dataset_id: int | None = None
     observations: tuple[DerivedText, ...] = ()  # of its series (timeseries.observations)
+    fetches: tuple[FetchedBy, ...] = ()  # timeseries.fetch: what each provider returned per entity
     web_searches: tuple[DerivedText, ...] = ()
     trajectory: dict | None = None  # an eval call's ATIF trajectory, as stored
     ontology: OntologyCounts | None = None  # what the dataset's ontology mapped and dropped

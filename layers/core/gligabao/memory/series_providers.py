@@ -1,7 +1,8 @@
 """Timeseries providers: where remember's `timeseries.fetch` gets series from.
 
 A provider is a source of series about entities (prices of a company, the weather of a city), with
-a description a model can read to choose it for an entity. None is configured by default, so a
+a description a model reads to assign it to an entity (stage resolve_series) and the form of the
+identifier it takes for one (a ticker). None is configured by default, so a
 fetch is a 503 (as the gligabao server answers without one), before any model call and before
 anything is stored. A deployment registers providers in code (`register`), each a small class
 meeting the `SeriesProvider` protocol.
@@ -36,11 +37,10 @@ class FetchedSeries:
 
 class SeriesProvider(Protocol):
     name: str
-    description: str  # what it has, for the model that picks a provider per entity
+    description: str  # what it holds and for which entities: the model that assigns it reads it
+    query_format: str  # how it names an entity ("a stock ticker: AAPL"); "" for the entity's name
 
-    def fetch(
-        self, entity_name: str, entity_type: str, start: datetime, end: datetime
-    ) -> list[FetchedSeries]: ...
+    def fetch(self, query: str, start: datetime, end: datetime) -> list[FetchedSeries]: ...
 
 
 _PROVIDERS: dict[str, SeriesProvider] = {}

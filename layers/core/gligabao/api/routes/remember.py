@@ -151,6 +151,7 @@ def _remember(request: RememberRequest, deps: Bundle, call: Invocation) -> Remem
         observe=asked is not None and asked.observations,
         fetch=fetch is not None,
         fetch_providers=fetch.providers if fetch is not None else None,
+        **(fetch.spans() if fetch is not None else {}),
         web_search=request.web_search,
         request_id=call.request_id,
         deadline=call.deadline,
