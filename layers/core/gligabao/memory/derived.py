@@ -7,7 +7,8 @@ one of them leaves the text, its graph and its series stored: the response says 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -23,7 +24,7 @@ from gligabao.db.graph_writes import Derivation
 from gligabao.errors import BadRequest, GbError
 from gligabao.limits import Limits
 from gligabao.memory import series_providers, timeseries
-from gligabao.memory.operation import operation
+from gligabao.memory.operation import Operation, operation
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import DerivedText, FetchedBy, Remembered, TextToRemember, remember_text
 from gligabao.memory.series_observation import ObservedSeries, Point, observation_text
@@ -107,6 +108,44 @@ def aside(run: Callable[[], T]) -> T:
         report.call, report.counts = call, counts
 
 
+@contextmanager
+def model_calls(
+    memory: Memory, request: TextToRemember, remembered: Remembered, request_id: str | None
+) -> Iterator[Operation]:
+    """An operation for model calls made beside the text's remember (a web search, the fetch's
+    assignment): their inferences are the text's dataset's, saved when it ends."""
+    with operation(
+        memory,
+        "remember",
+        user_id=request.user_id,
+        dataset=request.dataset,
+        session_id=request.session_id,
+        request_id=request_id,
+    ) as op:
+        op.call.dataset_id = remembered.dataset_id
+        yield op
+
+
+def derived_text(
+    request: TextToRemember, text: str, reference_time: datetime, kind: str, derivation: Derivation
+) -> TextToRemember:
+    """A text the remember derived, remembered as the request's own: its user, dataset, session,
+    models, reasoning, memory kind and labels; an artifact of `kind`, with what it was made from."""
+    return TextToRemember(
+        user_id=request.user_id,
+        dataset=request.dataset,
+        text=text,
+        session_id=request.session_id,
+        reference_time=reference_time,
+        reasoning=request.reasoning,
+        models=request.models,
+        memory_kind=request.memory_kind,
+        metadata=request.metadata,
+        artifact_kind=kind,
+        derivation=derivation,
+    )
+
+
 def search_the_web(
     memory: Memory,
     request: TextToRemember,
@@ -129,15 +168,7 @@ def _searched(
     request_id: str | None,
     deadline: float | None,
 ) -> list[WebSearchText]:
-    with operation(
-        memory,
-        "remember",
-        user_id=request.user_id,
-        dataset=request.dataset,
-        session_id=request.session_id,
-        request_id=request_id,
-    ) as op:
-        op.call.dataset_id = remembered.dataset_id  # its inferences are saved when it ends
+    with model_calls(memory, request, remembered, request_id) as op:
         return web_search_texts(
             memory,
             op.call,
@@ -165,17 +196,12 @@ def _remember_finding(
     }
     if found.text is None:
         return DerivedText("web_search", None, error=found.error, **about)
-    finding = TextToRemember(
-        user_id=request.user_id,
-        dataset=request.dataset,
-        text=found.text,
-        session_id=request.session_id,
-        reference_time=memory.clock(),
-        reasoning=request.reasoning,
-        models=request.models,
-        metadata=request.metadata,
-        artifact_kind="web_search",
-        derivation=Derivation(derived_from=remembered.artifact_id, sources=found.sources),
+    finding = derived_text(
+        request,
+        found.text,
+        memory.clock(),
+        "web_search",
+        Derivation(derived_from=remembered.artifact_id, sources=found.sources),
     )
     try:
         done = aside(lambda: remember_text(memory, finding, request_id=request_id, deadline=deadline))
@@ -218,18 +244,12 @@ def _observe(
     if text is None:
         return DerivedText("series_observation", None, series=stored)
     first_at, last_at = min(point.at for point in points), max(point.at for point in points)
-    observation = TextToRemember(
-        user_id=request.user_id,
-        dataset=request.dataset,
-        text=text,
-        session_id=request.session_id,
-        reference_time=last_at,
-        reasoning=request.reasoning,
-        models=request.models,
-        memory_kind=request.memory_kind,
-        metadata=request.metadata,
-        artifact_kind="series_observation",
-        derivation=Derivation(derived_from=remembered.artifact_id, series_id=stored.id),
+    observation = derived_text(
+        request,
+        text,
+        last_at,
+        "series_observation",
+        Derivation(derived_from=remembered.artifact_id, series_id=stored.id),
     )
     try:
         done = aside(lambda: remember_text(memory, observation, request_id=request_id, deadline=deadline))
@@ -308,15 +328,7 @@ def _assigned(
     """The resolve_series call's assignments that name a listed entity and a listed provider, each
     pair once; its inference saved with the operation that ends here."""
     by_name = {provider.name: provider for provider in providers}
-    with operation(
-        memory,
-        "remember",
-        user_id=request.user_id,
-        dataset=request.dataset,
-        session_id=request.session_id,
-        request_id=request_id,
-    ) as op:
-        op.call.dataset_id = remembered.dataset_id
+    with model_calls(memory, request, remembered, request_id) as op:
         reply = memory.llm.complete(
             op.call,
             "resolve_series",
