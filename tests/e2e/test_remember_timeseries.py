@@ -276,3 +276,30 @@ def test_an_unknown_provider_is_a_400_before_any_model_call(api, db, models, pri
 
     assert reply.status == 400 and "unknown provider 'weather'" in reply.json["error"]
     assert models[0].messages == [] and nothing_stored(db)
+
+
+def test_a_query_reads_series_only_when_its_dataset_holds_some(api, db, models):
+    from sql_counting import counting_round_trips
+
+    from gligabao import bootstrap
+    from gligabao.memory.query import Question, answer
+
+    api.post("/v1/gb/remember", {"user_id": "u1", "text": TEXT})
+    question = Question("u1", "Where does Alice work?", answer=False)
+
+    def statements() -> list[str]:
+        answer(bootstrap.bundle(), question)  # the dataset known, the plans warm
+        with counting_round_trips(this_thread_only=True) as counted:
+            answer(bootstrap.bundle(), question)
+        return counted.statements
+
+    without = statements()
+    api.post(
+        "/v1/gb/timeseries",
+        {"user_id": "u1", "series": [{**METRIC, "anchors": [{"entity": {"name": "Acme"}}]}]},
+    )
+    with_series = statements()
+
+    assert not any("gb_series_points" in statement for statement in without)
+    assert any("gb_series_points" in statement for statement in with_series)
+    assert len(with_series) == len(without) + 2  # its own transaction: the read, with BEGIN, and COMMIT

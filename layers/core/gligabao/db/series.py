@@ -413,3 +413,17 @@ def series_for_context(
             "latest": latest_points,
         },
     ).fetchall()
+
+
+def send_holds_series(conn: psycopg.Connection, dataset_id: int) -> psycopg.Cursor:
+    """Whether the dataset holds a series, sent in pipeline mode ahead of the query's context
+    statement (one more statement in the same round trip): a query reads the series of its
+    context only then, so that a dataset without any pays no round trip for them."""
+    return conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM gb_series WHERE dataset_id = %s::bigint) AS holds", [dataset_id]
+    )
+
+
+def read_holds_series(cursor: psycopg.Cursor) -> bool:
+    row = cursor.fetchone()
+    return bool(row["holds"] if isinstance(row, dict) else row[0])

@@ -170,9 +170,10 @@ def answer(memory: Memory, question: Question) -> Answer:
 def series_lines(memory: Memory, user_id: str, context: Context, limits: Limits) -> list[str]:
     """The lines of the timeseries anchored to the context's entities and facts, as many as the
     context's token budget leaves room for after the graph and the passages (best anchored first).
-    One round trip of its own (the retrieval's transaction has committed), and none for a context
-    without an entity or a fact."""
-    if not (context.entities or context.edges) or limits.context_series == 0:
+    One round trip of its own (the retrieval's transaction has committed), and none for a dataset
+    without a series (the retrieval read that with its context statement) or a context without an
+    entity or a fact."""
+    if not context.holds_series or not (context.entities or context.edges) or limits.context_series == 0:
         return []
     with memory.database.transaction(user_id, pipeline=True) as uow:
         found = timeseries.context_series(

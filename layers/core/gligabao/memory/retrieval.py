@@ -21,6 +21,7 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from gligabao.db import graph_reads, retrieval_filters
+from gligabao.db import series as series_rows
 from gligabao.db.connection import UnitOfWork
 from gligabao.db.graph_reads import Band
 from gligabao.db.retrieval_filters import RetrievalFilters
@@ -108,6 +109,7 @@ class Context:
     # The timeseries anchored to the context's entities and edges, as the prompt's lines (query
     # reads them after the ranking, within what the budget leaves: memory/timeseries.py).
     series_lines: list[str] = field(default_factory=list)
+    holds_series: bool = False  # the dataset holds a timeseries (read with the context statement)
     # Each row's cosine with the question (NULL ones left out), which the ranked context orders by.
     similarity: dict[tuple[str, int], float] = field(default_factory=dict)  # (kind, id) -> cosine
     candidates: dict[str, int] = field(default_factory=dict)  # ranked: kind -> count before the cut
@@ -242,6 +244,8 @@ def retrieve(
             if filters is None
             else functools.partial(retrieval_filters.send_filtered_context_rows, filters=filters)
         )
+        # Sent ahead of the context statement: its result is read in the same wait.
+        holds_series = series_rows.send_holds_series(uow.conn, dataset_id)
         sent = send(
             uow.conn,
             dataset_id=dataset_id,
@@ -256,11 +260,13 @@ def retrieve(
         sent.row_factory = tuple_row  # hundreds of rows: read as tuples, not dicts
         rows = sent.fetchall()
         columns = [column.name for column in sent.description]
+        dataset_holds_series = series_rows.read_holds_series(holds_series)
     except psycopg.OperationalError:
         raise
     except psycopg.Error as error:
         raise ProviderError(f"the vector store could not be searched ({type(error).__name__})") from None
     context = context_from_tuples(dataset_id, columns, rows)
+    context.holds_series = dataset_holds_series
     LARGE_DATASETS.note(dataset_id, keywords.dataset_created_at, exact_max, context.search_paths)
     context.keyword_seeds = keywords.seed_ids
     context.timings_ms = {"keyword_seeds": keyword_ms, "search_vectors": _ms_since(waited)}
