@@ -5,7 +5,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gligabao.memory.series_observation import ObservedSeries, Point, observation_text
+from gligabao.memory.series_observation import ObservedSeries, observation_text
+from gligabao.memory.timeseries import Point
 
 
 def day(n: int) -> datetime:

@@ -22,6 +22,13 @@ RFC3339_TIME = (
 RFC3339 = re.compile(RFC3339_TIME)
 
 
+def day_or_instant(moment: datetime | None) -> str | None:
+    """The date (2025-05-01) when the time is midnight UTC, else the whole RFC 3339 time: how a
+    series' times read in prose, as the gligabao server writes them."""
+    text = rfc3339(moment)
+    return text.removesuffix("T00:00:00Z") if text else text
+
+
 def parse_rfc3339(text: str) -> datetime:
     """Parse an RFC 3339 time with an explicit offset, into UTC; anything else (a naive time, a
     date alone, another ISO 8601 form) is a ValueError, a time out of the years 1-9999 in UTC an

@@ -9,7 +9,7 @@ import base64
 import binascii
 import re
 from dataclasses import asdict
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
@@ -66,7 +66,7 @@ from gligabao.api.validation import (
 from gligabao.errors import BadRequest
 from gligabao.limits import Limits
 from gligabao.model import IMAGE_MEDIA_TYPES, MEMORY_KINDS, StoredEdge, StoredEntity, sniffed_media_type
-from gligabao.timefmt import parse_rfc3339, rfc3339
+from gligabao.timefmt import day_or_instant, parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:  # the client imports these models without the memory core
     from gligabao.memory.async_remember import QueuedText
@@ -679,7 +679,9 @@ class SeriesObservationOut(BaseModel):
             key=series.key,
             field=series.field,
             parent_artifact_id=parent,
-            query=f"{series.key} from {_day(derived.first_at)} to {_day(derived.last_at)}" if first else None,
+            query=f"{series.key} from {day_or_instant(derived.first_at)} to {day_or_instant(derived.last_at)}"
+            if first
+            else None,
             from_=first,
             to=last,
             text=derived.text,
@@ -688,18 +690,6 @@ class SeriesObservationOut(BaseModel):
             edges=[RememberedEdge.from_domain(edge) for edge in done.edges] if done else [],
             error=derived.error,
         )
-
-
-def _day(moment: datetime | None) -> str:
-    """A bound of an observation's span: its date when it is midnight UTC, else the whole time."""
-    if moment is None:
-        return ""
-    moment = moment.astimezone(UTC)
-    return (
-        moment.strftime("%Y-%m-%d")
-        if moment == moment.replace(hour=0, minute=0, second=0, microsecond=0)
-        else rfc3339(moment)
-    )
 
 
 def _entity_out(e: StoredEntity) -> RememberedEntity:

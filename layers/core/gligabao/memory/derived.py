@@ -27,7 +27,7 @@ from gligabao.memory import series_providers, timeseries
 from gligabao.memory.operation import Operation, operation
 from gligabao.memory.ports import Memory
 from gligabao.memory.remember import DerivedText, FetchedBy, Remembered, TextToRemember, remember_text
-from gligabao.memory.series_observation import ObservedSeries, Point, observation_text
+from gligabao.memory.series_observation import ObservedSeries, observation_text
 from gligabao.memory.timeseries import Anchor, SeriesInput, StoredSeries, merged_points
 from gligabao.memory.web_search import WebSearchText, key_entities, require_web_search, web_search_texts
 from gligabao.model import StoredEntity
@@ -238,7 +238,7 @@ def _observe(
     request_id: str | None,
     deadline: float | None,
 ) -> DerivedText:
-    points = [Point(point.at, float(point.value)) for point in merged_points(given.points)]
+    points = merged_points(given.points)
     about = [anchor.label for anchor in stored.anchors if anchor.type == "entity" and anchor.label]
     text = observation_text(ObservedSeries(stored.key, stored.name, stored.unit, about, points))
     if text is None:

@@ -36,7 +36,7 @@ from gligabao.memory.extraction import relation_name
 from gligabao.memory.names import normalized_name
 from gligabao.memory.ports import Memory
 from gligabao.memory.readback import page_size
-from gligabao.timefmt import rfc3339
+from gligabao.timefmt import day_or_instant
 
 # The schema's checks (migration 0046): a key and a field in bytes of UTF-8, the rest in characters.
 KEY_MAX_BYTES = 256
@@ -709,9 +709,7 @@ def _clean(text: str) -> str:
 
 
 def _day(moment: datetime) -> str:
-    """The date when the time is midnight UTC, else the whole time (RFC 3339, UTC)."""
-    text = rfc3339(moment) or ""
-    return text.removesuffix("T00:00:00Z")
+    return day_or_instant(moment) or ""
 
 
 def _number(value: float) -> str:
