@@ -11,6 +11,8 @@ from conftest import count_rows, reconfigure
 from fakes.anthropic_server import FakeSearch, citation, search_result
 from graph_rows import nothing_stored
 
+from gligabao.ai.prices import cost_usd
+
 TEXT = "Alice works at Acme."
 PAGE = ("https://news.example.com/acme", "Acme hires Carol")
 
@@ -75,10 +77,18 @@ def test_each_key_entity_is_searched_and_what_is_found_is_remembered_with_its_so
     assert text == f"Carol works at Acme.\n\nSources:\n- {PAGE[1]} <{PAGE[0]}> (2 days ago)"
     assert sources == acme["sources"]
     rows = db.execute(
-        "SELECT stage, web_searches, cost_usd FROM gb_inferences WHERE stage = 'web_search' ORDER BY id"
+        "SELECT model, input_tokens, output_tokens, web_searches, cost_usd FROM gb_inferences"
+        " WHERE stage = 'web_search' ORDER BY id"
     ).fetchall()
-    assert sorted(r[1] for r in rows) == [1, 1]  # a search each
-    assert all(cost is None or cost >= 0.01 for _, _, cost in rows)  # each search billed a cent
+    assert sorted(r[3] for r in rows) == [1, 1]  # a search each
+    for model, tokens_in, tokens_out, searches, cost in rows:  # the tokens at their price, a cent a search
+        assert float(cost) == pytest.approx(cost_usd(model, tokens_in, tokens_out) + 0.01 * searches)
+    assert acme["cost_usd"] in [float(row[4]) for row in rows]
+    # the briefing alone is extracted: the list of its sources is no text of facts
+    extractions = [
+        str(m["messages"]) for m in fake_anthropic.messages if "Carol works at Acme." in str(m["messages"])
+    ]
+    assert extractions and not any(PAGE[0] in prompt for prompt in extractions)
     assert next(m for m in fake_anthropic.web_search_requests if "Acme" in str(m["messages"]))["tools"] == [
         {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
     ]

@@ -78,7 +78,7 @@ def test_the_reply_is_read_into_its_searches_briefing_and_sources(fake_anthropic
     assert [p.as_source() for p in findings.sources] == [
         {"url": CEO_PAGE["url"], "title": CEO_PAGE["title"], "page_age": "May 3, 2025"}
     ]
-    assert findings.web_searches == 2
+    assert call.inferences[-1].web_searches == 2
 
 
 def test_the_inference_has_its_stage_its_searches_and_their_fee_in_its_cost(fake_anthropic, call, db):
@@ -142,7 +142,7 @@ def test_an_unavailable_search_is_reported_and_nothing_found_is_no_text(fake_ant
     findings = search(call)
 
     assert [(s.query, s.error) for s in findings.searches] == [("q1", "unavailable")]
-    assert not findings.found and findings.web_searches == 0
+    assert not findings.found
     assert call.inferences[-1].ok is True and call.inferences[-1].web_searches == 0
 
 
@@ -254,7 +254,7 @@ def test_the_key_entities_are_searched_each_in_its_own_call(fake_anthropic, call
     assert alice_text.text is None and alice_text.error is None  # unscripted: nothing found
     assert acme_text.text == f"{BRIEFING}\n\nSources:\n- Acme names new CEO <{CEO_PAGE['url']}> (May 3, 2025)"
     assert acme_text.briefing == BRIEFING and acme_text.searches == ("Acme latest news", "Acme CEO")
-    assert bob_text.search_errors == ("too_many_requests",) and bob_text.text is None
+    assert bob_text.text is None and bob_text.searches  # its one search the tool could not run
     assert sorted(i.stage for i in call.inferences) == ["web_search"] * 3
     assert sum(i.web_searches for i in call.inferences) == 1 + 2 + 0
 

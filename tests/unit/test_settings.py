@@ -95,3 +95,16 @@ def test_an_embedding_size_beyond_what_an_hnsw_vector_index_takes_is_refused():
         "configuration invalid: GB_EMBEDDING_DIMENSIONS: "
         "Value error, at most 2000 (the HNSW index of a pgvector vector column)"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "on"), [("true", True), (" ON ", True), ("1", True), ("no", False), ("off", False)]
+)
+def test_web_search_is_a_switch_off_by_default(value, on):
+    assert Settings.from_env({}).web_search is False
+    assert Settings.from_env({"GB_WEB_SEARCH": value}).web_search is on
+
+
+def test_a_web_search_switch_that_is_neither_is_a_configuration_error_not_off():
+    with pytest.raises(InvalidConfiguration, match="GB_WEB_SEARCH"):
+        Settings.from_env({"GB_WEB_SEARCH": "ture"})

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 from fakes.anthropic_server import FakeAnthropic, FakeSearch, citation, search_result, web_search_reply
 
-from gligabao.ai.llm import messages_reply
+from gligabao.ai.llm import messages_reply, web_searches_billed
 from gligabao.ai.prices import WEB_SEARCH_USD_PER_SEARCH, cost_usd, web_search_cost_usd
 from gligabao.ai.prompts.web_search import user_message
 from gligabao.ai.stages import REMEMBER_MODEL_STAGES, REMEMBER_STAGES, parse_models, parse_reasoning
@@ -87,9 +87,17 @@ REFERENCE_REPLY = {
 }
 
 
+def message_of(body: dict) -> WebSearchReply:
+    return messages_reply(json.dumps(body).encode(), "web_search", WebSearchReply)
+
+
 def read(body: dict, cost: float | None = None) -> WebFindings:
-    message = messages_reply(json.dumps(body).encode(), "web_search", WebSearchReply)
-    return findings_of(message, QUERY, cost)
+    return findings_of(message_of(body), cost)
+
+
+def billed(body: dict) -> int | None:
+    """The searches the reply's usage bills, as the inference records them."""
+    return web_searches_billed(message_of(body).usage)
 
 
 def faked(reply, max_tokens: int = 1500) -> dict:
@@ -115,7 +123,7 @@ def test_the_reference_reply_reads_into_its_search_results_briefing_and_sources(
         "I'll search for the latest news.Carol Smith became the CEO of Acme in May 2025. "
         "Acme reported record revenue in Q1 2025."
     )
-    assert findings.web_searches == 1 and findings.found
+    assert billed(REFERENCE_REPLY) == 1 and findings.found
     # cited pages only, with the page age of the result that found them
     assert findings.sources == (
         FoundPage("https://news.example.com/acme-ceo", "Acme names new CEO", "May 3, 2025"),
@@ -139,7 +147,7 @@ def test_several_searches_keep_their_order_and_their_own_results():
         ["https://b.example/2"],
         [],
     ]
-    assert findings.web_searches == 3
+    assert billed(faked(reply)) == 3
 
 
 def test_without_citations_the_sources_are_every_page_found_each_once_in_result_order():
@@ -207,7 +215,7 @@ def test_an_error_result_is_reported_on_its_search_and_the_rest_stands():
         ("q1", None, 1),
         ("q2", "unavailable", 0),
     ]
-    assert findings.web_searches == 1  # a search the tool could not run is not billed
+    assert billed(faked(reply)) == 1  # a search the tool could not run is not billed
     assert findings.found and findings.text == "Carol works at Acme."
 
 
@@ -218,7 +226,7 @@ def test_searches_past_max_uses_get_the_apis_max_uses_exceeded_error():
     findings = read(faked(reply))
 
     assert [s.error for s in findings.searches] == [None, None, "max_uses_exceeded"]
-    assert findings.web_searches == 2
+    assert billed(faked(reply)) == 2
 
 
 @pytest.mark.parametrize("texts", [[], [""], ["   "], ["NO_RESULTS"], ["  NO_RESULTS\n"]])
@@ -255,10 +263,16 @@ def test_an_error_object_without_a_code_is_still_an_error():
 def test_a_search_whose_result_never_came_is_listed_without_pages():
     body = json.loads(json.dumps(REFERENCE_REPLY))
     del body["content"][2]
-    body["stop_reason"] = "pause_turn"  # the API paused a long turn: what is there is kept
     findings = read(body)
     assert [(s.query, s.results, s.error) for s in findings.searches] == [("Acme latest news", (), None)]
     assert findings.found
+
+
+def test_a_paused_turn_is_no_finding():
+    body = json.loads(json.dumps(REFERENCE_REPLY))
+    body["stop_reason"] = "pause_turn"  # the model stopped between searches: its text is not an answer
+    with pytest.raises(ProviderError, match="truncated \\(pause_turn\\)"):
+        read(body)
 
 
 @pytest.mark.parametrize(
@@ -273,7 +287,7 @@ def test_a_refused_or_truncated_answer_is_a_provider_error(stop_reason, problem)
 
 def test_a_reply_without_usage_of_the_tool_counts_no_search():
     body = {**REFERENCE_REPLY, "usage": {"input_tokens": 10, "output_tokens": 2}}
-    assert read(body).web_searches == 0
+    assert billed(body) is None  # a call that reports no server tool ran no search
 
 
 # --- the request, the price, the stage ----------------------------------------------------------

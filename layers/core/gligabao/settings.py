@@ -104,6 +104,11 @@ class ModelPrice(BaseModel):
         return self
 
 
+# The words of a switch's environment variable.
+_ON = frozenset({"on", "true", "1", "yes"})
+_OFF = frozenset({"off", "false", "0", "no"})
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -269,7 +274,7 @@ class Settings(BaseModel):
     @field_validator("geo", mode="before")
     @classmethod
     def _on_off(cls, value: object) -> object:
-        return value.strip().lower() in ("on", "true", "1", "yes") if isinstance(value, str) else value
+        return value.strip().lower() in _ON if isinstance(value, str) else value
 
     @field_validator("web_search", mode="before")
     @classmethod
@@ -278,10 +283,8 @@ class Settings(BaseModel):
         if not isinstance(value, str):
             return value
         word = value.strip().lower()
-        if word in ("true", "on", "1", "yes"):
-            return True
-        if word in ("false", "off", "0", "no"):
-            return False
+        if word in _ON or word in _OFF:
+            return word in _ON
         raise ValueError("must be true or false")
 
     @property

@@ -261,8 +261,12 @@ def json_schema_format(reply_model: type[pydantic.BaseModel]) -> dict[str, Any]:
 def reply_from(message: MessagesReply, reply_model: type[Reply], stage: str) -> Reply:
     """The validated reply, or a ProviderError saying why there is none."""
     check_finished(message, stage)
-    text = "".join(block.text or "" for block in message.content if block.type == "text")
-    return stage_reply(text, reply_model, stage)
+    return stage_reply(reply_text(message), reply_model, stage)
+
+
+def reply_text(message: MessagesReply) -> str:
+    """The model's answer: its text blocks, one after the other."""
+    return "".join(block.text or "" for block in message.content if block.type == "text")
 
 
 def check_finished(message: MessagesReply, stage: str) -> None:
@@ -321,7 +325,7 @@ def _inference(
         error=error,
         cache_write_tokens=usage.cache_creation_input_tokens if usage is not None else None,
         cached_tokens=usage.cache_read_input_tokens if usage is not None else None,
-        web_searches=_web_searches(usage),
+        web_searches=web_searches_billed(usage),
     )
 
 
@@ -345,13 +349,13 @@ def usage_cost_usd(model: str, usage: Usage | None, prices: Mapping[str, Price])
         cache_write_tokens=usage.cache_creation_input_tokens,
         cache_read_tokens=usage.cache_read_input_tokens,
     )
-    searches = _web_searches(usage)
+    searches = web_searches_billed(usage)
     if tokens is None or not searches:
         return tokens  # an unpriced model stays unpriced: a sum without its tokens would be a guess
     return round(tokens + web_search_cost_usd(searches), 8)
 
 
-def _web_searches(usage: Usage | None) -> int | None:
+def web_searches_billed(usage: Usage | None) -> int | None:
     """The searches the call ran; None for a call that could run none (no server tool reported)."""
     tools = usage.server_tool_use if usage is not None else None
     return tools.web_search_requests if tools is not None else None

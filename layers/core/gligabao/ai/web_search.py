@@ -18,9 +18,17 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from gligabao.ai.llm import LLM, ContentBlock, MessagesReply, base_request, check_finished, usage_cost_usd
+from gligabao.ai.llm import (
+    LLM,
+    ContentBlock,
+    MessagesReply,
+    base_request,
+    check_finished,
+    reply_text,
+    usage_cost_usd,
+)
 from gligabao.ai.prompts.web_search import (
     NO_RESULTS,
     SYSTEM,
@@ -28,10 +36,11 @@ from gligabao.ai.prompts.web_search import (
     search_query,
     user_message,
 )
-from gligabao.errors import NotConfigured
+from gligabao.ai.stages import WEB_SEARCH_STAGE
+from gligabao.errors import NotConfigured, ProviderError
 from gligabao.observability.inferences import CallContext
 
-STAGE = "web_search"
+STAGE = WEB_SEARCH_STAGE
 TOOL_TYPE = "web_search_20250305"
 TOOL_NAME = "web_search"
 UNAVAILABLE = "web search is not available: it needs an Anthropic API key (ANTHROPIC_API_KEY)"
@@ -81,22 +90,19 @@ class Search:
 
 @dataclass(frozen=True)
 class Citation:
-    """A passage of the model's text resting on a page: the page and the words cited."""
+    """A passage of the model's text resting on a page."""
 
     url: str
     title: str
-    cited_text: str
 
 
 @dataclass(frozen=True)
 class WebFindings:
     """What one web search call found about its subject."""
 
-    query: str  # what was asked (search_query)
     searches: tuple[Search, ...]
     text: str  # the model's briefing: all its text blocks, trimmed
     citations: tuple[Citation, ...]
-    web_searches: int  # the searches billed
     cost_usd: float | None  # the call's: tokens and searches (None: a model no table prices)
 
     @property
@@ -160,9 +166,7 @@ def search_the_web(
         model=model,
         reasoning="none",
         request=lambda: search_request(subject, today=today, max_uses=max_uses, model=model),
-        read=lambda message: findings_of(
-            message, subject.query, usage_cost_usd(model, message.usage, llm.prices)
-        ),
+        read=lambda message: findings_of(message, usage_cost_usd(model, message.usage, llm.prices)),
         shape=WebSearchReply,
         deadline=deadline,
     )
@@ -189,7 +193,6 @@ class CitationIn(BaseModel):
     type: str
     url: str | None = None
     title: str | None = None
-    cited_text: str | None = None
 
 
 class PageIn(BaseModel):
@@ -209,8 +212,6 @@ class SearchBlock(ContentBlock):
     or web_search_tool_result (tool_use_id, content); other kinds are skipped. `content` is read
     only for a search's result, whose shape is checked when read."""
 
-    model_config = ConfigDict(extra="ignore")
-
     citations: list[CitationIn] | None = None
     id: str | None = None
     name: str | None = None
@@ -223,17 +224,18 @@ class WebSearchReply(MessagesReply):
     content: list[SearchBlock]
 
 
-def findings_of(message: WebSearchReply, query: str, cost_usd: float | None = None) -> WebFindings:
-    """The findings a reply holds. A refused or truncated answer is a ProviderError (its searches
-    were billed all the same: the inference records them); a search's error is kept on it."""
+def findings_of(message: WebSearchReply, cost_usd: float | None = None) -> WebFindings:
+    """The findings a reply holds. A refused, truncated or paused answer is a ProviderError (its
+    searches were billed all the same: the inference records them); a search's error is kept on it.
+    A paused turn (pause_turn) is the model stopped between searches: what it said so far is no
+    finding."""
+    if message.stop_reason == "pause_turn":
+        raise ProviderError(f"LLM reply of stage {STAGE} was truncated (pause_turn)")
     check_finished(message, STAGE)
-    usage = message.usage.server_tool_use
     return WebFindings(
-        query=query,
         searches=_searches(message.content),
-        text="".join(block.text or "" for block in message.content if block.type == "text").strip(),
+        text=reply_text(message).strip(),
         citations=_citations(message.content),
-        web_searches=usage.web_search_requests if usage is not None else 0,
         cost_usd=cost_usd,
     )
 
@@ -267,7 +269,7 @@ def _search(query: str, content: Any) -> Search:
 
 def _citations(blocks: list[SearchBlock]) -> tuple[Citation, ...]:
     return tuple(
-        Citation(cited.url, cited.title or "", cited.cited_text or "")
+        Citation(cited.url, cited.title or "")
         for block in blocks
         if block.type == "text"
         for cited in block.citations or []

@@ -19,7 +19,7 @@ from gligabao.ai.prompts.resolve_series import (
     resolve_series_content,
 )
 from gligabao.ai.prompts.resolve_series import SYSTEM as RESOLVE_SERIES_SYSTEM
-from gligabao.ai.stages import level_for
+from gligabao.ai.stages import WEB_SEARCH_STAGE, level_for
 from gligabao.db.graph_writes import Derivation
 from gligabao.errors import BadRequest, GbError
 from gligabao.limits import Limits
@@ -174,7 +174,7 @@ def _searched(
             op.call,
             remembered.entities,
             remembered.edges,
-            model=request.models.get("web_search"),
+            model=request.models.get(WEB_SEARCH_STAGE),
             deadline=deadline,
         )
 
@@ -196,12 +196,15 @@ def _remember_finding(
     }
     if found.text is None:
         return DerivedText("web_search", None, error=found.error, **about)
-    finding = derived_text(
-        request,
-        found.text,
-        memory.clock(),
-        "web_search",
-        Derivation(derived_from=remembered.artifact_id, sources=found.sources),
+    finding = replace(
+        derived_text(
+            request,
+            found.text,
+            memory.clock(),
+            "web_search",
+            Derivation(derived_from=remembered.artifact_id, sources=found.sources),
+        ),
+        extract_from=found.briefing,
     )
     try:
         done = aside(lambda: remember_text(memory, finding, request_id=request_id, deadline=deadline))

@@ -62,6 +62,9 @@ class TextToRemember:
     # of its own kind, with what it was made from.
     artifact_kind: str = "text"
     derivation: Derivation | None = None
+    # What the extraction reads when it is not the whole artifact text: a web search's briefing,
+    # without the list of its sources (pages are not facts; they are kept in `derivation`).
+    extract_from: str | None = None
     # Timeseries stored with the text, in its transaction: a series without anchors is anchored to
     # its artifact, entity and fact selectors match the dataset once the graph is written.
     series: Sequence[SeriesInput] = ()
@@ -208,9 +211,10 @@ def remember_text(
         llm, embedder, geo = memory.llm, memory.embedder, memory.geo  # 503s before any model call
         now = memory.clock()
         reference_time = request.reference_time or now
-        chunks = split_text(request.text, memory.limits)
-        op.trajectory.chunking(request.text, chunks, memory.limits)
-        pieces = chunks or [request.text]
+        read = request.extract_from or request.text
+        chunks = split_text(read, memory.limits)
+        op.trajectory.chunking(read, chunks, memory.limits)
+        pieces = chunks or [read]
         ahead = prepared is not None and not chunks  # a chunked text is never prepared
         ontology = dataset_ontology(memory, request.user_id, request.dataset)
         extractions = (

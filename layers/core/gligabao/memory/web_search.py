@@ -44,7 +44,6 @@ class WebSearchText:
     briefing: str | None
     sources: tuple[dict[str, str], ...] = ()
     searches: tuple[str, ...] = ()  # the queries the model ran, in order
-    search_errors: tuple[str, ...] = ()  # the error codes of the searches the tool could not run
     cost_usd: float | None = None  # the web search call's: tokens and searches
     error: str | None = None
 
@@ -124,7 +123,6 @@ def _search_one(search: Searcher, call: CallContext, entity: StoredEntity) -> We
         findings.text if text is not None else None,
         sources=tuple(page.as_source() for page in findings.sources),
         searches=tuple(s.query for s in findings.searches),
-        search_errors=tuple(s.error for s in findings.searches if s.error),
         cost_usd=findings.cost_usd,
     )
 
