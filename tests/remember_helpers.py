@@ -14,9 +14,12 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
+from gligabao.model import StoredEdge, StoredEntity
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -360,3 +363,23 @@ def with_cosine(cosine: float) -> list[float]:
     vector = [0.0] * 1536
     vector[0], vector[1] = cosine, math.sqrt(1 - cosine * cosine)
     return vector
+
+
+def stored_entity(id_: int, name: str, type_: str = "person", description: str = "") -> StoredEntity:
+    """An entity as the graph returns it, for the stages that read the extracted graph."""
+    return StoredEntity(id=id_, name=name, type=type_, description=description)
+
+
+def stored_edge(source: int, target: int, relation: str = "knows") -> StoredEdge:
+    """A current fact between two stored entities, its id made of theirs."""
+    return StoredEdge(
+        id=source * 100 + target,
+        source_id=source,
+        target_id=target,
+        relation=relation,
+        description="",
+        artifact_id=1,
+        valid_at=None,
+        invalid_at=None,
+        created_at=datetime(2025, 1, 1, tzinfo=UTC),
+    )

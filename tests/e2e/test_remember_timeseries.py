@@ -14,6 +14,8 @@ from fakes.anthropic_server import Reply
 from graph_rows import nothing_stored
 from remember_helpers import stages_called
 
+from gligabao import bootstrap
+from gligabao.memory.ranking import estimated_tokens
 from gligabao.memory.series_providers import FetchedSeries, register, unregister
 
 ACME = {
@@ -62,8 +64,8 @@ def test_an_anchor_that_names_nothing_stores_nothing_of_the_text(api, db, models
 
     reply = remember(api, {"series": [unknown]})
 
-    assert 400 <= reply.status < 500, reply.json
-    assert "999999" in reply.json["error"]
+    assert reply.status == 400, reply.json
+    assert reply.json["error"].endswith('series "ACME.close": series anchor not found: entity 999999')
     assert nothing_stored(db) and count_rows(db, "gb_series") == 0
 
 
@@ -157,8 +159,29 @@ def test_a_query_shows_the_series_of_its_entities_within_the_budget(api, db, mod
     reply = api.post("/v1/gb/query", {"user_id": "u1", "query": "Where does Alice work?", "answer": False})
 
     assert reply.status == 200, reply.json
-    prompt = reply.json["prompt"] if "prompt" in reply.json else str(reply.json)
-    assert "<series>" in prompt and "ACME.close" in prompt and "doc.metric" not in prompt
+    context = reply.json["context"]
+    assert "<series>" in context and "ACME.close" in context and "doc.metric" not in context
+
+
+def context_tokens(context: str) -> int:
+    return sum(estimated_tokens(line) for line in context.splitlines())
+
+
+def test_the_series_take_only_what_the_budget_leaves(api, db, models):
+    """Budgets from the graph's own size up: the series appear once they fit, never beyond it."""
+    many = [{**ACME, "key": f"ACME.s{n}", "name": f"Acme series {n}"} for n in range(4)]
+    remember(api, {"series": many})
+    question = {"user_id": "u1", "query": "Where does Alice work?", "answer": False}
+    full = api.post("/v1/gb/query", question).json["context"]
+    bare = full.split("<series>")[0]
+
+    shown = []
+    for budget in range(context_tokens(bare), context_tokens(full) + 20, 15):
+        reconfigure(limits=bootstrap.bundle().limits.model_copy(update={"context_token_budget": budget}))
+        context = api.post("/v1/gb/query", question).json["context"]
+        assert context_tokens(context.split("<current_time>")[0]) <= budget, budget
+        shown.append(context.count("ACME.s"))
+    assert shown[0] == 0 and shown[-1] == 4 and shown == sorted(shown), shown
 
 
 class Prices:

@@ -11,6 +11,7 @@ import pytest
 from conftest import reconfigure
 from fakes.anthropic_server import FakeSearch, Reply, citation, search_result, web_search_reply
 from pydantic import SecretStr
+from remember_helpers import stored_edge, stored_entity
 
 from gligabao import bootstrap
 from gligabao.ai.prices import cost_usd
@@ -18,7 +19,6 @@ from gligabao.ai.web_search import SearchSubject, search_the_web, web_search_llm
 from gligabao.errors import NotConfigured, ProviderError
 from gligabao.limits import Limits
 from gligabao.memory.web_search import require_web_search, web_search_texts
-from gligabao.model import StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, save_inferences
 
 TODAY = datetime(2026, 12, 7, tzinfo=UTC).date()
@@ -208,34 +208,22 @@ def test_without_a_key_or_with_another_provider_web_search_is_a_503():
 # --- the key entities of a remember, searched at once ---------------------------------------------
 
 
-def entity(id_: int, name: str, type_: str = "person", description: str = "") -> StoredEntity:
-    return StoredEntity(id=id_, name=name, type=type_, description=description)
-
-
-def edge(source: int, target: int) -> StoredEdge:
-    return StoredEdge(
-        id=source * 100 + target,
-        source_id=source,
-        target_id=target,
-        relation="related_to",
-        description="",
-        artifact_id=1,
-        valid_at=None,
-        invalid_at=None,
-        created_at=datetime(2025, 1, 1, tzinfo=UTC),
-    )
-
-
 def test_the_key_entities_are_searched_each_in_its_own_call(fake_anthropic, call):
     script_acme(fake_anthropic)
     fake_anthropic.script_web_search("about Bob", FakeSearch("Bob", error_code="too_many_requests"))
     alice, acme, bob, idea = (
-        entity(1, "Alice"),
-        entity(2, "Acme", "organization", "a firm"),
-        entity(3, "Bob"),
-        entity(4, "Zeta", "concept"),
+        stored_entity(1, "Alice"),
+        stored_entity(2, "Acme", "organization", "a firm"),
+        stored_entity(3, "Bob"),
+        stored_entity(4, "Zeta", "concept"),
     )
-    edges = [edge(1, 2), edge(1, 4), edge(3, 4), edge(3, 1), edge(2, 4)]  # Alice 3, Bob 2, Acme 2
+    edges = [
+        stored_edge(1, 2),
+        stored_edge(1, 4),
+        stored_edge(3, 4),
+        stored_edge(3, 1),
+        stored_edge(2, 4),
+    ]  # Alice 3, Bob 2, Acme 2
     texts = web_search_texts(
         bootstrap.bundle(), call, [idea, acme, bob, alice], edges, model="claude-sonnet-4-5"
     )
@@ -265,7 +253,7 @@ def test_a_failed_search_leaves_the_others_standing(fake_anthropic, call):
         Reply.error(400) if "about Alice" in str(body["messages"]) else None
     )
     texts = web_search_texts(
-        bootstrap.bundle(), call, [entity(1, "Alice"), entity(2, "Acme", "organization")], []
+        bootstrap.bundle(), call, [stored_entity(1, "Alice"), stored_entity(2, "Acme", "organization")], []
     )
 
     alice_text, acme_text = texts

@@ -69,6 +69,7 @@ def test_the_context_shows_at_most_the_configured_series_and_none_without_ids(db
     store(
         memory, *(SeriesInput(f"S{n}", daily(n), anchors=[Anchor(entity_id=ids["Acme"])]) for n in range(8))
     )
+    store(memory, SeriesInput("S0", daily(5, 6), anchors=[Anchor(entity_id=ids["Acme"])]))  # updated again
     limits = memory.limits.model_copy(update={"context_series": 3, "context_series_points": 1})
 
     with memory.database.transaction("u1") as uow:
@@ -76,7 +77,7 @@ def test_the_context_shows_at_most_the_configured_series_and_none_without_ids(db
         with counting_round_trips(this_thread_only=True) as trips:
             nothing = timeseries.context_series(uow, ids["dataset"], [], [], limits)
 
-    assert [one.series.key for one in found] == ["S7", "S6", "S5"]  # the most recently updated
+    assert [one.series.key for one in found] == ["S0", "S7", "S6"]  # the most recently updated
     assert all(len(one.latest) == 1 for one in found)
     assert nothing == [] and trips.count == 0
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 from fakes.anthropic_server import FakeAnthropic, FakeSearch, citation, search_result, web_search_reply
+from remember_helpers import stored_edge, stored_entity
 
 from gligabao.ai.llm import messages_reply, web_searches_billed
 from gligabao.ai.prices import WEB_SEARCH_USD_PER_SEARCH, cost_usd, web_search_cost_usd
@@ -27,7 +28,6 @@ from gligabao.ai.web_search import (
 from gligabao.errors import BadRequest, NotConfigured, ProviderError
 from gligabao.limits import Limits
 from gligabao.memory.web_search import findings_text, key_entities, require_web_search, web_search_texts
-from gligabao.model import StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext
 
 QUERY = "latest world events and news about Acme (organization)"
@@ -354,43 +354,25 @@ def test_claude_on_bedrock_has_no_web_search_tool():
 # --- the texts to remember ----------------------------------------------------------------------
 
 
-def entity(id_: int, name: str, type_: str = "person", description: str = "") -> StoredEntity:
-    return StoredEntity(id=id_, name=name, type=type_, description=description)
-
-
-def edge(source: int, target: int) -> StoredEdge:
-    return StoredEdge(
-        id=source * 100 + target,
-        source_id=source,
-        target_id=target,
-        relation="knows",
-        description="",
-        artifact_id=1,
-        valid_at=None,
-        invalid_at=None,
-        created_at=datetime(2025, 1, 1, tzinfo=UTC),
-    )
-
-
 def test_the_key_entities_have_the_most_facts_ties_in_extraction_order_concepts_left_out():
     # The reference's chain: Person0 knows Person1 ... Person12, and Person5 knows Person9 and Person2.
-    people = [entity(i, f"Person{i}") for i in range(13)]
-    edges = [edge(i, i + 1) for i in range(12)] + [edge(5, 9), edge(5, 2)]
+    people = [stored_entity(i, f"Person{i}") for i in range(13)]
+    edges = [stored_edge(i, i + 1) for i in range(12)] + [stored_edge(5, 9), stored_edge(5, 2)]
     assert [e.name for e in key_entities(people, edges, 3)] == ["Person5", "Person2", "Person9"]
 
     zeta, acme, bob, alice = (
-        entity(1, "Zeta", "concept"),
-        entity(2, "Acme", "organization"),
-        entity(3, "Bob"),
-        entity(4, "Alice"),
+        stored_entity(1, "Zeta", "concept"),
+        stored_entity(2, "Acme", "organization"),
+        stored_entity(3, "Bob"),
+        stored_entity(4, "Alice"),
     )
-    edges = [edge(4, 2), edge(4, 1), edge(3, 1), edge(3, 4)]
+    edges = [stored_edge(4, 2), stored_edge(4, 1), stored_edge(3, 1), stored_edge(3, 4)]
     assert [e.name for e in key_entities([zeta, acme, bob, alice], edges, 3)] == ["Alice", "Bob", "Acme"]
 
 
 def test_no_entity_no_search_and_an_entity_listed_twice_counts_once():
     assert key_entities([], [], 3) == []
-    alice = entity(1, "Alice")
+    alice = stored_entity(1, "Alice")
     assert key_entities([alice, alice], [], 3) == [alice]
 
 
@@ -450,12 +432,17 @@ def searcher(replies: dict[str, object]):
 
 def test_each_key_entity_is_one_search_its_texts_in_rank_order_a_failed_one_with_its_error():
     alice, acme, bob, carol = (
-        entity(1, "Alice"),
-        entity(2, "Acme", "organization", "a firm"),
-        entity(3, "Bob"),
-        entity(4, "Carol"),
+        stored_entity(1, "Alice"),
+        stored_entity(2, "Acme", "organization", "a firm"),
+        stored_entity(3, "Bob"),
+        stored_entity(4, "Carol"),
     )
-    edges = [edge(1, 2), edge(3, 1), edge(2, 4), edge(1, 4)]  # Alice 3, Acme 2, Carol 2, Bob 1
+    edges = [
+        stored_edge(1, 2),
+        stored_edge(3, 1),
+        stored_edge(2, 4),
+        stored_edge(1, 4),
+    ]  # Alice 3, Acme 2, Carol 2, Bob 1
     found = web_search_reply(
         [FakeSearch("acme news", [search_result("https://a.example/1", "A one")])],
         ["Acme hired Carol in 2025."],
@@ -483,7 +470,7 @@ def test_each_key_entity_is_one_search_its_texts_in_rank_order_a_failed_one_with
 
 
 def test_the_number_of_entities_searched_is_a_limit():
-    people = [entity(i, f"P{i}") for i in range(1, 6)]
+    people = [stored_entity(i, f"P{i}") for i in range(1, 6)]
     search = searcher({f"P{i}": web_search_reply([], ["NO_RESULTS"]) for i in range(1, 6)})
     memory = StandInMemory(limits=Limits(web_search_entities=2))
     texts = web_search_texts(memory, CallContext(user_id="u1", type="remember"), people, [], search=search)
@@ -494,11 +481,11 @@ def test_no_key_entity_means_no_call_at_all():
     memory = StandInMemory()  # no LLM with the tool: a call would be a 503
     assert (
         web_search_texts(
-            memory, CallContext(user_id="u1", type="remember"), [entity(1, "Idea", "concept")], []
+            memory, CallContext(user_id="u1", type="remember"), [stored_entity(1, "Idea", "concept")], []
         )
         == []
     )
     with pytest.raises(NotConfigured):
         require_web_search(memory)
     with pytest.raises(NotConfigured):
-        web_search_texts(memory, CallContext(user_id="u1", type="remember"), [entity(1, "Alice")], [])
+        web_search_texts(memory, CallContext(user_id="u1", type="remember"), [stored_entity(1, "Alice")], [])

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 
-from gligabao.ai.prompts.query import QueryReply, query_prompt, render_graph, render_passages
+from gligabao.ai.prompts.query import QueryReply, context_sections, query_prompt
 from gligabao.ai.stages import level_for
 from gligabao.errors import NotFound
 from gligabao.limits import Limits
@@ -169,7 +169,7 @@ def answer(memory: Memory, question: Question) -> Answer:
 
 def series_lines(memory: Memory, user_id: str, context: Context, limits: Limits) -> list[str]:
     """The lines of the timeseries anchored to the context's entities and facts, as many as the
-    context's token budget leaves room for after the graph and the passages (best anchored first).
+    context's token budget leaves room for after the graph, the passages and what is nearby (best anchored first).
     One round trip of its own (the retrieval's transaction has committed), and none for a dataset
     without a series (the retrieval read that with its context statement) or a context without an
     entity or a fact."""
@@ -183,9 +183,9 @@ def series_lines(memory: Memory, user_id: str, context: Context, limits: Limits)
             [edge.id for edge in context.edges],
             limits,
         )
-    used = sum(estimated_tokens(line) for line in render_graph(context).splitlines())
-    if context.passages:
-        used += sum(estimated_tokens(line) for line in render_passages(context).splitlines())
+    used = sum(
+        estimated_tokens(line) for section in context_sections(context) for line in section.splitlines()
+    )
     room = limits.context_token_budget - used - estimated_tokens("<series>") - estimated_tokens("</series>")
     kept = []
     for line in timeseries.render_series_lines(found):

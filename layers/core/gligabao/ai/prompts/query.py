@@ -185,17 +185,25 @@ def render_nearby(nearby: Nearby) -> str:
     return "\n".join([f'<nearby radius_km="{nearby.radius_km:g}" anchors="{anchors}">', *lines, "</nearby>"])
 
 
+def context_sections(context: Context) -> list[str]:
+    """The context's sections before its series: the graph, the passages and what is nearby.
+    The series take what of the token budget these leave."""
+    sections = [render_graph(context)]
+    if context.passages:
+        sections.append(render_passages(context))
+    nearby = getattr(context, "nearby", None)
+    if nearby is not None:
+        sections.append(render_nearby(nearby))
+    return sections
+
+
 def query_prompt(
     context: Context, question: str, current_time: datetime, as_of: datetime | None = None
 ) -> tuple[str, str]:
     """(system, content) of the query call; asked `as_of` a time, the context holds the facts
     valid then, and the prompt says so (`<as_of>` after `<current_time>`, and its rules)."""
-    parts = [render_graph(context)]
-    if context.passages:
-        parts.append(render_passages(context))
+    parts = context_sections(context)
     nearby = getattr(context, "nearby", None)
-    if nearby is not None:
-        parts.append(render_nearby(nearby))
     series = getattr(context, "series_lines", None)
     if series:
         parts.append("\n".join(["<series>", *series, "</series>"]))
