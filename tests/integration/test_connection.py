@@ -80,3 +80,31 @@ def test_failed_pipelined_transactions_in_a_row_each_raise_their_own_error(test_
 
     with test_database.transaction("u1", pipeline=True) as uow:
         assert uow.conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}
+
+
+def test_a_read_on_a_trusted_connection_the_server_dropped_is_sent_again_once(test_database, db):
+    with test_database.transaction("u1", pipeline=True) as uow:
+        old_pid = uow.conn.info.backend_pid
+    db.execute("SELECT pg_terminate_backend(%s)", [old_pid])
+    pids = []
+
+    def work(uow):
+        pids.append(uow.conn.info.backend_pid)
+        return uow.conn.execute("SELECT 1 AS one").fetchone()
+
+    assert test_database.read("u1", work) == {"one": 1}
+    assert pids[0] == old_pid and len(pids) == 2 and pids[1] != old_pid
+
+
+def test_a_read_that_fails_for_another_reason_is_not_sent_again(test_database, db):
+    with test_database.transaction("u1", pipeline=True):
+        pass
+    calls = []
+
+    def work(uow):
+        calls.append(1)
+        return uow.conn.execute("SELECT 1/0").fetchall()
+
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        test_database.read("u1", work)
+    assert len(calls) == 1

@@ -128,3 +128,24 @@ def test_a_database_restarted_between_requests_is_invisible_to_the_next_request(
     ctl("restart", "-m", "fast")
 
     assert call_handler(handler, {**ALICE, "text": "Alice lives in Paris."}).status == 200
+
+
+def kill_the_services_connections(db) -> None:
+    db.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+
+
+def test_a_query_on_a_connection_killed_moments_after_its_last_use_is_answered(api, db, models):
+    """A connection used moments ago is trusted without a check of its own (db/connection.py): the
+    query's first read finds it dropped, and is sent again once on a new connection."""
+    question = {"user_id": "u1", "query": "Where does Alice work?", "answer": False}
+    assert api.post("/v1/gb/remember", ALICE).status == 200
+    assert api.post("/v1/gb/query", question).status == 200  # the dataset is known to the container
+
+    kill_the_services_connections(db)
+    reply = api.post("/v1/gb/query", question)
+
+    assert reply.status == 200, reply.json
+    assert "Acme" in reply.json["context"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from fakes.anthropic_server import Reply
+from ontology_helpers import register
 from remember_helpers import chain_text, rule_based_model, stage_of, stages_called, use_rule_based_model
 from sql_counting import counting_round_trips
 
@@ -77,6 +78,18 @@ def test_a_remember_costs_at_most_8_sql_round_trips_whatever_the_facts(db, model
     # edges' ids, the plan's writes with the COMMIT (9 before the plan, which read and wrote in turns).
     figures = run(*models, facts=50) + run(*models, facts=1)
 
+    assert max(f["round_trips"] for f in figures) <= 8, figures
+
+
+def test_a_dataset_with_an_ontology_costs_no_more_round_trips(api, db, models):
+    """The ontology is read in the remember's first round trip, whether the dataset has one or not."""
+    register(api, dataset="facts-50", out_of_ontology="map")
+    register(api, name="people-1", dataset="facts-1", out_of_ontology="map")
+
+    figures = run(*models, facts=50) + run(*models, facts=1)
+
+    attached = db.execute("SELECT name FROM gb_datasets WHERE ontology_id IS NOT NULL ORDER BY name").fetchall()
+    assert [row[0] for row in attached] == ["facts-1", "facts-50"]
     assert max(f["round_trips"] for f in figures) <= 8, figures
 
 

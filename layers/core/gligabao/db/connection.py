@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import psycopg
 from psycopg import errors, sql
@@ -22,6 +23,8 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from gligabao.errors import GbError
+
+T = TypeVar("T")
 
 CONNECT_TIMEOUT_SECONDS = 10
 # A connection used this recently is trusted to be open: a pipelined transaction sends its BEGIN
@@ -181,6 +184,22 @@ class Database:
             raise
         self._finish(conn, b"COMMIT", None)
         self._local.used_at = time.monotonic()
+
+    def read(self, user_id: str, work: Callable[[UnitOfWork], T], dataset: str | None = None) -> T:
+        """`work`, which only reads, in a pipelined transaction of `user_id` (with `dataset`'s id
+        looked up, as `transaction` does). A connection used moments ago is trusted without a
+        check: dropped since (a failover, a killed backend), its first read fails, and `work` runs
+        once more on a new connection, checked with a BEGIN of its own. Only a read is sent again:
+        a write whose COMMIT was lost may have been applied."""
+        trusted = dataset is None and self._trusted()
+        try:
+            with self.transaction(user_id, dataset, pipeline=True) as uow:
+                return work(uow)
+        except DatabaseUnavailable:
+            if not trusted:
+                raise
+        with self.transaction(user_id, dataset, pipeline=True) as uow:
+            return work(uow)
 
     def _trusted(self) -> bool:
         conn = getattr(self._local, "conn", None)

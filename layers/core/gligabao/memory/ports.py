@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from gligabao.observability.inferences import CallContext
 
 Reply = TypeVar("Reply", bound="pydantic.BaseModel")
+T = TypeVar("T")
 
 Clock = Callable[[], datetime]
 
@@ -51,6 +52,10 @@ class Transactions(Protocol):
     """Units of work: one transaction of one user, with the id of a dataset when one is named."""
 
     def transaction(self, user_id: str, dataset: str | None = None) -> AbstractContextManager[UnitOfWork]: ...
+
+    def read(self, user_id: str, work: Callable[[UnitOfWork], T], dataset: str | None = None) -> T:
+        """`work`, which only reads, sent again once when the connection turns out dropped."""
+        ...
 
 
 class GeoResolver(Protocol):

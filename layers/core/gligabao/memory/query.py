@@ -20,12 +20,13 @@ latest points) follow the graph and the passages in what is left of the token bu
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 
 from gligabao.ai.prompts.query import QueryReply, context_sections, query_prompt
 from gligabao.ai.stages import level_for
+from gligabao.db.connection import UnitOfWork
 from gligabao.errors import NotFound
 from gligabao.limits import Limits
 from gligabao.memory import retrieval_only, timeseries
@@ -74,45 +75,35 @@ def answer(memory: Memory, question: Question) -> Answer:
         known = getattr(memory, "known_datasets", {})  # the container's (bootstrap.Bundle)
         key = (question.user_id, question.dataset)
         seen = key in known
-        with memory.database.transaction(
-            question.user_id, None if seen else question.dataset, pipeline=True
-        ) as uow:
+        calls = QuestionCalls()
+        limits = question.limits or memory.limits
+
+        def first_read(uow: UnitOfWork) -> Context:
             if not seen and uow.dataset_id is None:
                 raise NotFound(f"dataset {question.dataset!r} not found")
-            embedding = embedding_pool().submit(_embed_question, embedder, op.call, question)
-            places = (
-                embedding_pool().submit(
-                    detect_places,
-                    llm,
-                    op.call,
-                    question.query,
-                    question.reasoning,
-                    question.models,
-                    question.deadline,
-                )
-                if geo is not None
-                else None
-            )
+            calls.start(embedder, llm if geo is not None else None, op.call, question)
             try:
-                context = retrieve(
+                return retrieve(
                     uow,
                     question.dataset,
                     question.query,
-                    embedding,
-                    question.limits or memory.limits,
+                    calls.embedding,
+                    limits,
                     as_of=question.as_of,
                     filters=question.filters,
                 )
-                op.call.dataset_id = context.dataset_id
-                known_dataset(known, key)
-            except NotFound:  # deleted since this container last queried it
-                known.pop(key, None)
-                raise
             finally:
-                # never leave the call with a model call still in flight
-                wait_for([embedding] if places is None else [embedding, places])
-            op.trajectory.retrieval(question.query, context, question.limits or memory.limits)
-        question_places = places.result() if places is not None else []
+                calls.wait()  # never leave the call with a model call still in flight
+
+        try:
+            context = memory.database.read(question.user_id, first_read, None if seen else question.dataset)
+        except NotFound:  # deleted since this container last queried it
+            known.pop(key, None)
+            raise
+        op.call.dataset_id = context.dataset_id
+        known_dataset(known, key)
+        op.trajectory.retrieval(question.query, context, limits)
+        question_places = calls.places.result() if calls.places is not None else []
         if geo is not None and question.nearby_radius_km is not None:
             context.nearby, around = search_nearby(
                 memory,
@@ -125,7 +116,6 @@ def answer(memory: Memory, question: Question) -> Answer:
                 as_of=question.as_of,
             )
             context.add_nearby(around)
-        limits = question.limits or memory.limits
         if (
             question.with_series and question.as_of is None
         ):  # a series holds no history of what was known when
@@ -165,6 +155,35 @@ def answer(memory: Memory, question: Question) -> Answer:
         nearby=context.nearby,
         trajectory=trajectory,
     )
+
+
+@dataclass
+class QuestionCalls:
+    """The question's model calls (its embedding; the places it names, with geo on), started once
+    with the retrieval's first read, and not again when that read is sent again."""
+
+    embedding: Future | None = None
+    places: Future | None = None
+
+    def start(
+        self, embedder: Embedder, geo_llm: object | None, call: CallContext, question: Question
+    ) -> None:
+        if self.embedding is not None:
+            return
+        self.embedding = embedding_pool().submit(_embed_question, embedder, call, question)
+        if geo_llm is not None:
+            self.places = embedding_pool().submit(
+                detect_places,
+                geo_llm,
+                call,
+                question.query,
+                question.reasoning,
+                question.models,
+                question.deadline,
+            )
+
+    def wait(self) -> None:
+        wait_for([future for future in (self.embedding, self.places) if future is not None])
 
 
 def series_lines(memory: Memory, user_id: str, context: Context, limits: Limits) -> list[str]:

@@ -16,7 +16,7 @@ from gligabao.ai.prompts.extract import Extraction
 from gligabao.db import fact_history, graph_writes
 from gligabao.db import geo as geo_rows
 from gligabao.db import ontologies as ontology_rows
-from gligabao.db.connection import DatabaseUnavailable, UnitOfWork
+from gligabao.db.connection import UnitOfWork
 from gligabao.db.graph_writes import Derivation
 from gligabao.memory import fact_resolution, timeseries
 from gligabao.memory.chunking import split_text
@@ -266,16 +266,9 @@ def remember_text(
 def dataset_ontology(memory: Memory, user_id: str, dataset: str) -> Ontology | None:
     """The ontology attached to the dataset (None without one, or without the dataset yet)."""
     # One round trip (BEGIN, the SELECT and COMMIT pipelined), the price of every remember's ontology.
-    # A connection used moments ago is trusted without a check (db/connection.py): dropped since
-    # (a failover, a killed backend), the read fails and is sent again once, on a new connection.
-    for attempt in range(2):
-        try:
-            with memory.database.transaction(user_id, pipeline=True) as uow:
-                unread = ontology_rows.of_dataset_unread(uow.conn, user_id, dataset)
-            break
-        except DatabaseUnavailable:
-            if attempt:
-                raise
+    unread = memory.database.read(
+        user_id, lambda uow: ontology_rows.of_dataset_unread(uow.conn, user_id, dataset)
+    )
     row = unread.fetchone()
     return Ontology.from_json(row["name"], row["parsed"], row["out_of_ontology"]) if row else None
 
