@@ -20,6 +20,9 @@ of the total: the bench's own JSON and loop, and what falls between the wrapped 
 
 A query: a small graph (50 facts), the answer from the LLM. A remember: a text of 10 facts, each
 run into a dataset of its own, so that every run does the same work.
+
+Last, the query's and context()'s SQL round trip by round trip (bench/sql_round_trips.py): each
+round trip's client wait beside the server's planning and execution of each statement it carried.
 """
 
 from __future__ import annotations
@@ -378,6 +381,10 @@ def query_body() -> dict:
     return {"user_id": "bench", "dataset": "small", "query": QUESTION}
 
 
+def context_body() -> dict:
+    return {**query_body(), "answer": False}
+
+
 def remember_body(run: int) -> dict:
     from remember_helpers import chain_text
 
@@ -556,11 +563,28 @@ def main() -> None:
         "the worker process prepares as `serve` does)",
     )
     args = parser.parse_args()
-    with bench_service(args.unprepared) as (port, api), instrumented():
-        results = run_bench(port, api, args.runs, args.warm_up)
-        workers = in_worker_processes(args.runs, args.warm_up)
-    print_report(results, args.runs)
-    print_workers(results, workers)
+    with bench_service(args.unprepared) as (port, api):
+        with instrumented():
+            results = run_bench(port, api, args.runs, args.warm_up)
+            workers = in_worker_processes(args.runs, args.warm_up)
+        print_report(results, args.runs)
+        print_workers(results, workers)
+        print_sql_round_trips(api, args.runs)
+
+
+def print_sql_round_trips(api, runs: int) -> None:
+    """The query's SQL, round trip by round trip (bench/sql_round_trips.py), the handler called in
+    this process. Not the remember's: its statements depend on each other's writes (ids, rows), so
+    they cannot be explained one by one afterwards."""
+    from sql_round_trips import measure as recorded_runs
+    from sql_round_trips import print_round_trips
+
+    from gligabao import bootstrap
+
+    way, database = InProcess(api), bootstrap.bundle().database
+    for title, body in (("query", query_body()), ("context() (a query without the answer)", context_body())):
+        requests = recorded_runs(lambda body=body: way.post("/v1/gb/query", body), runs)
+        print_round_trips(f"{title}, in-process", requests, database, "bench")
 
 
 def print_workers(results: dict[tuple[str, str], dict], workers: dict[str, tuple[float, float]]) -> None:

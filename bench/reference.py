@@ -67,6 +67,13 @@ PRIVATE_NETWORK_MARK = "GB_BENCH_PRIVATE_NETWORK"  # set before running again un
 OURS = "ours"
 OURS_WORKER = "ours, worker process"
 REFERENCE = "reference"
+# Ours only: the query's context without the answer (the client's `context()`), beside the
+# reference's query.
+CONTEXT = "context"
+CALLS = ("query", CONTEXT, "remember")
+# What our in-process server's last retrieval waited for the question's embedding, after its
+# keyword statement (memory/retrieval.py's timings): filled by `embedding_waits_noted`.
+LAST_EMBEDDING_WAIT_MS: list[float] = []
 
 # The openings of the reference's system prompts, one per stage (what the fake answers by).
 REFERENCE_EXTRACT = "You extract a temporal knowledge graph from text."
@@ -236,6 +243,7 @@ def our_servers(anthropic, openai, with_worker: bool) -> Iterator[dict[str, int]
     settings = {**provider_settings(anthropic, openai), "auth_mode": "none"}
     with contextlib.ExitStack() as stack:
         stack.enter_context(scratch_database(bench_admin_url(), settings))
+        stack.enter_context(embedding_waits_noted())
         port, _ = stack.enter_context(local_api())
         ports = {OURS: port}
         if with_worker:
@@ -245,6 +253,26 @@ def our_servers(anthropic, openai, with_worker: bool) -> Iterator[dict[str, int]
             pools = ContainerPools(1, settings_dump=bootstrap.bundle().settings.model_dump())
             ports[OURS_WORKER], _ = stack.enter_context(local_api(pools))
         yield ports
+
+
+@contextlib.contextmanager
+def embedding_waits_noted() -> Iterator[None]:
+    """Each retrieval of ours in this process notes how long it waited for the question's
+    embedding after its keyword statement (LAST_EMBEDDING_WAIT_MS)."""
+    from gligabao.memory import query
+
+    retrieve = query.retrieve
+
+    def noted(*args, **kwargs):
+        context = retrieve(*args, **kwargs)
+        LAST_EMBEDDING_WAIT_MS.append(context.timings_ms["embedding_wait"])
+        return context
+
+    query.retrieve = noted
+    try:
+        yield
+    finally:
+        query.retrieve = retrieve
 
 
 # --- measuring ----------------------------------------------------------------------------------
@@ -283,6 +311,7 @@ class Sample:
     proxy_ms: float = 0.0  # the reference's: the proxy's own time
     model_ms: float = 0.0  # the reference's: its model calls from the proxy's side, the fake's included
     model_calls: int = 0
+    embedding_wait_ms: float | None = None  # ours in this process: the retrieval's wait for the embedding
 
 
 @dataclass
@@ -296,8 +325,11 @@ class Figures:
         return statistics.quantiles([s.ms for s in self.samples], n=20, method="inclusive")[18]
 
 
-def query_body() -> dict:
-    return {"user_id": "bench", "dataset": "small", "query": QUESTION}
+def query_body(run: int | None = None) -> dict:
+    """The query; with `run`, its question made the run's own (a server that caches a question's
+    embedding embeds each one)."""
+    question = QUESTION if run is None else f"{QUESTION} Asked in run {run}."
+    return {"user_id": "bench", "dataset": "small", "query": question}
 
 
 def remember_body(dataset: str, facts: int = REMEMBER_FACTS) -> dict:
@@ -306,18 +338,38 @@ def remember_body(dataset: str, facts: int = REMEMBER_FACTS) -> dict:
     return {"user_id": "bench", "dataset": dataset, "text": chain_text(facts)}
 
 
-def measure(contestant: Contestant, call: str, run: int, model: BothModels) -> Sample:
-    body = query_body() if call == "query" else remember_body(f"r-{run}")
+def calls_of(contestant: Contestant) -> tuple[str, ...]:
+    return tuple(call for call in CALLS if call != CONTEXT or contestant.name != REFERENCE)
+
+
+def measure(
+    contestant: Contestant, call: str, run: int, model: BothModels, distinct_questions: bool = False
+) -> Sample:
+    asked = query_body(run if distinct_questions else None)
+    body = {
+        "query": asked,
+        CONTEXT: {**asked, "answer": False},
+        "remember": remember_body(f"r-{run}"),
+    }[call]
     proxy = contestant.proxy
     before = (proxy.busy_seconds, proxy.round_trip_seconds, proxy.forwarded) if proxy else None
     model.asked_fact_seen = None
-    reply, ms = contestant.client.post(f"/v1/gb/{call}", body)
+    LAST_EMBEDDING_WAIT_MS.clear()
+    reply, ms = contestant.client.post("/v1/gb/query" if call == CONTEXT else f"/v1/gb/{call}", body)
+    if call == CONTEXT:
+        in_context = correct = ASKED_FACT in reply["context"]
+    else:
+        correct = (
+            ASKED_FACT.rstrip(".") in reply["answer"]
+            if call == "query"
+            else len(reply["edges"]) == REMEMBER_FACTS
+        )
+        in_context = model.asked_fact_seen if call == "query" else None
     sample = Sample(
         ms=ms,
-        correct=ASKED_FACT.rstrip(".") in reply["answer"]
-        if call == "query"
-        else len(reply["edges"]) == REMEMBER_FACTS,
-        in_context=model.asked_fact_seen if call == "query" else None,
+        correct=correct,
+        in_context=in_context,
+        embedding_wait_ms=LAST_EMBEDDING_WAIT_MS[-1] if LAST_EMBEDDING_WAIT_MS else None,
     )
     if proxy:
         proxy.settle()
@@ -354,16 +406,20 @@ def reference_stored_facts(database: Path, dataset: str) -> int:
 
 
 def run_interleaved(
-    contestants: list[Contestant], runs: int, warm_up: int, model: BothModels
+    contestants: list[Contestant],
+    runs: int,
+    warm_up: int,
+    model: BothModels,
+    distinct_questions: bool = False,
 ) -> dict[tuple[str, str], Figures]:
     """{(call, contestant): figures}: each run asks every contestant in turn, the order rotating."""
-    figures = {(call, c.name): Figures() for call in ("query", "remember") for c in contestants}
+    figures = {(call, c.name): Figures() for c in contestants for call in calls_of(c)}
     for run in range(warm_up + runs):
         turn = run % len(contestants)
         order = contestants[turn:] + contestants[:turn]
-        for call in ("query", "remember"):
-            for contestant in order:
-                sample = measure(contestant, call, run, model)
+        for call in CALLS:
+            for contestant in (c for c in order if call in calls_of(c)):
+                sample = measure(contestant, call, run, model, distinct_questions)
                 if run >= warm_up:
                     figures[(call, contestant.name)].samples.append(sample)
     return figures
@@ -372,17 +428,31 @@ def run_interleaved(
 # --- the report ---------------------------------------------------------------------------------
 
 
-def print_report(figures: dict[tuple[str, str], Figures], names: list[str], runs: int) -> None:
-    print(f"ours beside the reference server, interleaved: {runs} runs each, fake providers answer instantly")
+def print_report(
+    figures: dict[tuple[str, str], Figures],
+    names: list[str],
+    runs: int,
+    latencies_ms: tuple[float, float] = (0, 0),
+) -> None:
+    llm_ms, embeddings_ms = latencies_ms
+    answering = (
+        f"fake providers answer after {llm_ms:g} ms (LLM) and {embeddings_ms:g} ms (embeddings)"
+        if llm_ms or embeddings_ms
+        else "fake providers answer instantly"
+    )
+    print(f"ours beside the reference server, interleaved: {runs} runs each, {answering}")
     print(
-        f"query: a graph of {DATASET_FACTS} facts, '{QUESTION}'; remember: a text of {REMEMBER_FACTS} facts\n"
+        f"query: a graph of {DATASET_FACTS} facts, '{QUESTION}'; context: the same without the answer "
+        f"(ours only, beside the reference's query); remember: a text of {REMEMBER_FACTS} facts\n"
     )
     header = f"{'':<10}{'server':<24}{'median ms':>10}{'p95 ms':>9}{'ours/ref':>10}{'p95 ratio':>10}  checks"
     print(header)
     print("-" * (len(header) + 34))
-    for call in ("query", "remember"):
-        reference = figures[(call, REFERENCE)]
+    for call in CALLS:
+        reference = figures[("query" if call == CONTEXT else call, REFERENCE)]
         for name in names:
+            if (call, name) not in figures:
+                continue
             own = figures[(call, name)]
             ratio = "" if name == REFERENCE else f"{own.median() / reference.median():10.2f}"
             p95_ratio = "" if name == REFERENCE else f"{own.p95() / reference.p95():10.2f}"
@@ -390,18 +460,39 @@ def print_report(figures: dict[tuple[str, str], Figures], names: list[str], runs
                 f"{call:<10}{name:<24}{own.median():>10.2f}{own.p95():>9.2f}{ratio:>10}{p95_ratio:>10}  "
                 f"{checks(call, own)}"
             )
-        proxied = statistics.median(s.proxy_ms for s in reference.samples)
-        model = statistics.median(s.model_ms for s in reference.samples)
-        calls = statistics.median(s.model_calls for s in reference.samples)
-        print(
-            f"{'':<10}{'(of the reference:':<24} {calls:g} model calls through the proxy, {model:.2f} ms "
-            f"median seen from it, of which the proxy's own {proxied:.2f} ms)"
-        )
+        print_embedding_wait(figures.get((call, OURS)))
+        if call != CONTEXT:
+            print_reference_model_calls(reference)
     print(
-        "\nours/ref: ours' median (or p95) over the reference's. The reference's model calls go through the"
+        "\nours/ref: ours' median (or p95) over the reference's (for context, over its query). The reference's"
     )
-    print("proxy (TLS, parsing, one more hop to the fake): a cost ours does not pay, inside its figures;")
-    print("its own part is printed under each operation (the TLS handshake of each tunnel, once, is not).")
+    print(
+        "model calls go through the proxy (TLS, parsing, one more hop to the fake): a cost ours does not pay,"
+    )
+    print(
+        "inside its figures; its own part is printed under each operation (the TLS handshake of each tunnel,"
+    )
+    print("once, is not).")
+
+
+def print_embedding_wait(own: Figures | None) -> None:
+    """What of ours (in this process) waited on the question's embedding after its keyword statement."""
+    waits = [s.embedding_wait_ms for s in own.samples if s.embedding_wait_ms is not None] if own else []
+    if waits:
+        print(
+            f"{'':<10}{'(of ours:':<24} the retrieval waited {statistics.median(waits):.2f} ms median for the "
+            "question's embedding after its keyword statement)"
+        )
+
+
+def print_reference_model_calls(reference: Figures) -> None:
+    proxied = statistics.median(s.proxy_ms for s in reference.samples)
+    model = statistics.median(s.model_ms for s in reference.samples)
+    calls = statistics.median(s.model_calls for s in reference.samples)
+    print(
+        f"{'':<10}{'(of the reference:':<24} {calls:g} model calls through the proxy, {model:.2f} ms "
+        f"median seen from it, of which the proxy's own {proxied:.2f} ms)"
+    )
 
 
 def checks(call: str, figures: Figures) -> str:
@@ -409,6 +500,8 @@ def checks(call: str, figures: Figures) -> str:
     correct = sum(s.correct for s in figures.samples)
     if call == "remember":
         return f"{REMEMBER_FACTS} facts stored {correct}/{total}"
+    if call == CONTEXT:
+        return f"asked fact in context {correct}/{total}"
     in_context = sum(bool(s.in_context) for s in figures.samples)
     return f"asked fact in context {in_context}/{total}, in answer {correct}/{total}"
 
@@ -419,18 +512,49 @@ def main() -> None:
     parser.add_argument("--warm-up", type=int, default=20, help="runs first, not measured")
     parser.add_argument("--no-worker", action="store_true", help="leave out ours with a worker process")
     parser.add_argument("--reference-binary", help="the reference's binary (default: gligabao-server's)")
+    parser.add_argument(
+        "--llm-latency-ms",
+        type=float,
+        default=0,
+        help="every fake LLM reply this late (a deployment sees ~800)",
+    )
+    parser.add_argument(
+        "--embeddings-latency-ms",
+        type=float,
+        default=0,
+        help="every fake embeddings reply this late (a deployment sees ~150)",
+    )
+    parser.add_argument(
+        "--distinct-questions",
+        action="store_true",
+        help="each run asks its own question (the reference caches a question's embedding)",
+    )
     args = parser.parse_args()
     binary = reference_binary(args.reference_binary)
     enter_private_network()
-    figures, names = bench(binary, args.runs, args.warm_up, with_worker=not args.no_worker)
-    print_report(figures, names, args.runs)
+    latencies = (args.llm_latency_ms, args.embeddings_latency_ms)
+    figures, names = bench(
+        binary,
+        args.runs,
+        args.warm_up,
+        with_worker=not args.no_worker,
+        latencies_ms=latencies,
+        distinct_questions=args.distinct_questions,
+    )
+    print_report(figures, names, args.runs, latencies)
 
 
 def bench(
-    binary: str, runs: int, warm_up: int, with_worker: bool
+    binary: str,
+    runs: int,
+    warm_up: int,
+    with_worker: bool,
+    latencies_ms: tuple[float, float] = (0, 0),
+    distinct_questions: bool = False,
 ) -> tuple[dict[tuple[str, str], Figures], list[str]]:
     """The fakes, the proxy, the reference and ours, the small graph in each, then the interleaved
-    runs: (the figures, the servers' names in the order printed)."""
+    runs, the fakes answering `latencies_ms` late (LLM, embeddings): (the figures, the servers'
+    names in the order printed)."""
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
     from tls_proxy import CertificateAuthority, TlsTerminatingProxy
@@ -455,7 +579,8 @@ def bench(
                     held = reference_stored_facts(directory / REFERENCE_DATABASE, "small")
                     if held != DATASET_FACTS:
                         sys.exit(f"the reference holds {held} of the small graph's {DATASET_FACTS} facts")
-                    figures = run_interleaved(contestants, runs, warm_up, model)
+                    anthropic.latency_s, openai.latency_s = (ms / 1000 for ms in latencies_ms)
+                    figures = run_interleaved(contestants, runs, warm_up, model, distinct_questions)
                     return figures, [c.name for c in contestants]
             finally:
                 proxy.stop()

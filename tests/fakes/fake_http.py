@@ -101,6 +101,7 @@ class FakeServer:
         self.faults: deque[Fault] = deque()
         self._httpd: ThreadingHTTPServer | None = None
         self._stopping = threading.Event()
+        self.latency_s = 0.0  # added to every reply: a provider's latency as a deployment sees it (benches)
 
     def start(self) -> FakeServer:
         self._stopping.clear()
@@ -189,8 +190,9 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 self._reset()
                 return
             response = server.faulty_reply(request, fault) if fault else server.handle(request)
-            if response.delay_s:
-                server._stopping.wait(response.delay_s)
+            delay_s = response.delay_s + server.latency_s
+            if delay_s:
+                server._stopping.wait(delay_s)
             try:
                 self._send(response, fault or Fault())
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)

@@ -48,3 +48,21 @@ def test_each_request_is_broken_down_into_parts_that_add_up_to_its_total(db, fak
         assert set(figures["parts"]) == set(bench.PARTS)
         assert all(ms >= 0 for ms in figures["parts"].values())
         assert sum(figures["parts"].values()) <= figures["total"] * 1.5  # medians: near, not exact
+
+
+def test_the_querys_sql_is_shown_round_trip_by_round_trip_against_the_servers_time(
+    db, fake_anthropic, fake_openai, capsys
+):
+    fake_anthropic.responder = bench._model
+    bench.remember_small_graph()
+    with bench.local_api() as (_, api):
+        bench.print_sql_round_trips(api, RUNS)
+
+    printed = capsys.readouterr().out
+    assert "query, in-process: 3 SQL round trips" in printed
+    assert "context() (a query without the answer), in-process: 3 SQL round trips" in printed
+    rows = {line.split()[0]: line.split()[1:] for line in printed.splitlines() if line.startswith("   ")}
+    assert {"gb_keyword_seeds", "gb_context_rows", "BEGIN", "COMMIT"} <= set(rows)
+    planned, executed = (float(ms) for ms in rows["gb_context_rows"])
+    assert planned >= 0 and executed > 0
+    assert rows["BEGIN"] == ["-", "-"]  # a transaction command is not explained

@@ -233,6 +233,7 @@ def retrieve(
     dataset_id = uow.dataset_id if uow.dataset_id is not None else keywords.dataset_id
     if dataset_id is None:
         raise NotFound(f"dataset {dataset!r} not found")
+    keywords_read = time.perf_counter()
     vector = embedding.result() if isinstance(embedding, Future) else embedding()
     waited = time.perf_counter()
     hop_terms = sorted({ranking.stem(term) for term in terms}) if ranked else ()
@@ -269,7 +270,11 @@ def retrieve(
     context.holds_series = dataset_holds_series
     LARGE_DATASETS.note(dataset_id, keywords.dataset_created_at, exact_max, context.search_paths)
     context.keyword_seeds = keywords.seed_ids
-    context.timings_ms = {"keyword_seeds": keyword_ms, "search_vectors": _ms_since(waited)}
+    context.timings_ms = {
+        "keyword_seeds": keyword_ms,
+        "embedding_wait": (waited - keywords_read) * 1000,  # the question's embedding, after the keywords
+        "search_vectors": _ms_since(waited),
+    }
     if ranked:
         keep_most_relevant(
             context, terms, dict(zip(keywords.seed_ids, keywords.scores, strict=True)), limits, as_of
