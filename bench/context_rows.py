@@ -1,4 +1,6 @@
-"""How long a query takes to read its context rows once PostgreSQL has sent them: psycopg's rows
+"""What reading a query's context rows costs: as dicts, as tuples, and decoded into a Context.
+
+How long a query takes to read its context rows once PostgreSQL has sent them: psycopg's rows
 as dicts (the connection's row factory) against tuples (what `retrieve` reads them as), then the
 decoding into a Context (`context_from_tuples`), on the realistic worlds.
 

@@ -1,4 +1,6 @@
-"""What erasing a user costs: milliseconds and SQL round trips of DELETE /v1/gb/users/{user_id}'s
+"""What erasing a user costs: milliseconds and SQL round trips of DELETE /v1/gb/users/{user_id}.
+
+What erasing a user costs: milliseconds and SQL round trips of DELETE /v1/gb/users/{user_id}'s
 transaction, for a user with --rows rows in every table, beside another user of the same size.
 
     .venv/bin/python bench/erase_user.py [--rows 10000]

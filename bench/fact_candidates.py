@@ -1,5 +1,4 @@
-"""What remember's search for candidate facts costs around an entity most facts are about, and its
-lookup of the live facts new facts restate.
+"""What remember's search for candidate facts costs around a hub entity, and its lookup of restated facts.
 
 A remember's new facts are compared with the live facts around their known entities and with the
 facts nearest to them by vector (`graph_writes.candidate_edges`, SPEC section 5, step 6), and each

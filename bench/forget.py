@@ -1,4 +1,6 @@
-"""What one forget costs: milliseconds and SQL round trips of forgetting a text, an entity and an
+"""What one forget costs in a large dataset (a text, an entity, an edge), with and without indexes.
+
+What one forget costs: milliseconds and SQL round trips of forgetting a text, an entity and an
 edge in a large dataset, with the indexes the deletes' cascades use and without them.
 
     .venv/bin/python bench/forget.py [--edges 100000] [--forgets 50]

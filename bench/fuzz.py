@@ -1,4 +1,6 @@
-"""The long hostile-input run: Schemathesis against the local API from its OpenAPI document, every
+"""Hostile input for a bounded time: Schemathesis against the local API, failures per endpoint.
+
+The long hostile-input run: Schemathesis against the local API from its OpenAPI document, every
 endpoint, every phase and check (tests/fuzz_run.py), round after round with new seeds, until the time
 is up. Prints the responses per endpoint and status, and every failure; exits 1 on any failure (a
 refused request that changed the database among them, with one client) or a 5xx other than the

@@ -1,4 +1,6 @@
-"""What one nearby search costs as the dataset grows: milliseconds of the radius statement of
+"""What one nearby search costs as the dataset grows, with migration 0007's index and without.
+
+What one nearby search costs as the dataset grows: milliseconds of the radius statement of
 query (db/geo.py) around random anchors, with the bounding-box index of migration 0007 and
 without it.
 

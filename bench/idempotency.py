@@ -1,4 +1,6 @@
-"""What an Idempotency-Key costs a remember, and what a replay costs: SQL round trips and
+"""What an Idempotency-Key costs a remember, and a replay: SQL round trips and milliseconds.
+
+What an Idempotency-Key costs a remember, and what a replay costs: SQL round trips and
 milliseconds through the remember handler (the one the Lambda runs), in-process.
 
     .venv/bin/python bench/idempotency.py [--repeat 20]

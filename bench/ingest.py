@@ -1,4 +1,6 @@
-"""Large and bulk ingestion through the asynchronous path: a 200 KB document (one async remember)
+"""How long large and bulk ingestion take through the asynchronous path, providers taking 1-3 s.
+
+Large and bulk ingestion through the asynchronous path: a 200 KB document (one async remember)
 and a batch of 100 texts (POST /v1/gb/remember/batch), with fake providers that answer after 1 to
 3 seconds per call, as real models do.
 

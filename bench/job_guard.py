@@ -1,4 +1,6 @@
-"""What the guard of a queued job costs (memory/job_guard.py): the SQL round trips and milliseconds
+"""What the guard of a queued job costs around each model call: SQL round trips and milliseconds.
+
+What the guard of a queued job costs (memory/job_guard.py): the SQL round trips and milliseconds
 it adds around each attempt of a model call, the check that the job's text is still there, in a
 transaction that holds its dataset's row while the attempt runs.
 

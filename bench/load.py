@@ -1,4 +1,6 @@
-"""Load: concurrent clients drive the local API (`gligabao serve`, a process of its own) with a mix
+"""Throughput, latency, errors and server memory under concurrent clients of the local API.
+
+Load: concurrent clients drive the local API (`gligabao serve`, a process of its own) with a mix
 of remembers and queries for a bounded time, against fake providers with realistic latency.
 
 Prints throughput, p50/p95/p99 per operation, errors by status, and the server's resident memory

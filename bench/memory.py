@@ -1,4 +1,6 @@
-"""Peak resident memory of the functions, as a Lambda container reports it ("Max Memory Used"):
+"""Peak resident memory of each function, as a Lambda container reports it ("Max Memory Used").
+
+Peak resident memory of the functions, as a Lambda container reports it ("Max Memory Used"):
 each case runs in a fresh Python process that loads the function's handler from its directory
 (the Lambda init) and invokes it with API Gateway (or SQS) events; it prints the resident memory
 after the init and the process's peak (VmHWM) after the invocations.

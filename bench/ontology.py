@@ -1,4 +1,6 @@
-"""What an ontology costs: reading an OWL RDF/XML document (the expat check and rdflib,
+"""What an ontology costs: reading an OWL document and conforming one extraction to it.
+
+What an ontology costs: reading an OWL RDF/XML document (the expat check and rdflib,
 `memory/owl.py`), at the size of the test ontology and at the most types allowed (500 classes and
 500 object properties), and conforming one extraction to it (`memory/ontology.py`, `conform`, no
 embeddings); best of --repeat, in-process, no database.

@@ -1,4 +1,6 @@
-"""Where the time of one query and one remember goes, part by part: through the local API over HTTP,
+"""Where the time of one query and one remember goes, part by part, over HTTP and in-process.
+
+Where the time of one query and one remember goes, part by part: through the local API over HTTP,
 and with the handler called in this process with an API Gateway HTTP API (payload 2.0) event.
 
     .venv/bin/python bench/overhead.py [--runs 200] [--warm-up 20] [--unprepared]

@@ -1,4 +1,6 @@
-"""What keeping a prepared text costs (memory/prepare_ahead.py, memory/windows.py): its vectors
+"""What keeping a prepared text's vectors costs: written, read back and deleted, two forms.
+
+What keeping a prepared text costs (memory/prepare_ahead.py, memory/windows.py): its vectors
 written and read back as `gb_prepared_texts` holds them since migration 0041 (a `vector[]`, sent and
 read in binary: db/prepared.py's `save` and `peek`) against the form before it (a two-dimensional
 `real[]` sent and read as text).

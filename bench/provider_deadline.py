@@ -1,4 +1,6 @@
-"""How long a remember or query takes to answer 502 when a provider never answers (or trickles its
+"""How long a remember or query takes to answer 502 when a provider never answers.
+
+How long a remember or query takes to answer 502 when a provider never answers (or trickles its
 reply a byte at a time), against the Lambda's remaining time: the deadline at work.
 
     .venv/bin/python bench/provider_deadline.py [--remaining 5,10,29]

@@ -1,4 +1,6 @@
-"""Retrieval as of a time (POST /v1/gb/query with `as_of`) beside the live retrieval, on the queried
+"""Retrieval as of a time (`as_of`) beside the live retrieval: our own time per question.
+
+Retrieval as of a time (POST /v1/gb/query with `as_of`) beside the live retrieval, on the queried
 dataset of a database `bench/query.py` built (build it first: `python bench/query.py --sizes 100k`).
 
 The same questions (bench/query.py's probes of the large dataset) are timed through

@@ -1,4 +1,4 @@
-"""A realistic world for the benchmarks: generated from a seed, stored through the public API, kept.
+"""A realistic world for the benchmarks: generated from a seed, loaded through the public API (timed), kept.
 
     .venv/bin/python bench/realistic_world.py [--sizes 2k,10k,100k] [--via batch|remember] [--rebuild]
 

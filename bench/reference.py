@@ -1,4 +1,6 @@
-"""Our server beside the reference server (`gligabao-server` 0.108.1, the published Go server this
+"""Our server beside the reference server: a query and a remember, medians, p95 and their ratio.
+
+Our server beside the reference server (`gligabao-server` 0.108.1, the published Go server this
 service ports), the same requests sent to both in turn, in one run: a query on a small graph and a
 remember of a small text. Prints each server's median and p95, the ratio ours/reference, and how
 often the asked fact reached the model's context and the answer.

@@ -1,5 +1,4 @@
-"""What one remember costs us: LLM calls, embeddings requests, SQL round trips and milliseconds,
-for texts of 1, 10 and 50 extracted facts.
+"""What one remember costs us: LLM calls, embeddings requests, SQL round trips, ms, for 1, 10 and 50 facts.
 
     .venv/bin/python bench/remember.py [--repeat 5] [--sizes 1,10,50] [--statements]
     .venv/bin/python bench/remember.py --world realistic [--sizes 2k,10k,100k] [--repeat 5] [--analyzed]

@@ -1,4 +1,6 @@
-"""Retrieval quality of query, offline: do the facts that answer a question reach the model's
+"""Retrieval quality, offline: how many of a question's answering facts reach the model's context.
+
+Retrieval quality of query, offline: do the facts that answer a question reach the model's
 context, and how much else comes with them?
 
 A world written for this benchmark (bench/retrieval_world.py: ~2,000 facts over time, namesakes,

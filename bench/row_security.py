@@ -1,4 +1,6 @@
-"""What row-level security costs: the same retrievals and remembers, run alternately as the tables'
+"""What row-level security costs: retrievals and remembers as the tables' owner and as gligabao_app.
+
+What row-level security costs: the same retrievals and remembers, run alternately as the tables'
 owner (the policies do not apply to it) and as gligabao_app (the service's role, held by them),
 so that both see the same load on the machine.
 

@@ -1,4 +1,6 @@
-"""The query's two statements sent as they are against their statement functions (migration 0038,
+"""The query's statements against their statement functions, prepared and unprepared (RDS Proxy).
+
+The query's two statements sent as they are against their statement functions (migration 0038,
 db/statement_functions.py), prepared as the local API prepares them and unprepared as a deployment
 behind RDS Proxy sends them; with --plan-cache-modes, the statements themselves under each
 `plan_cache_mode`; with --hops, the context function as the service calls it, without its third

@@ -1,4 +1,6 @@
-"""What an eval trajectory costs: remember and query timed with "eval" off and on, the SQL round trips
+"""What an eval trajectory costs: remember and query with "eval" off and on, SQL round trips.
+
+What an eval trajectory costs: remember and query timed with "eval" off and on, the SQL round trips
 of each, and the cost of the no-op recorder a call without eval gets.
 
     .venv/bin/python bench/trajectory_overhead.py [--repeat 30]

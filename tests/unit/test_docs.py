@@ -108,3 +108,24 @@ def test_every_link_of_the_readme_to_a_file_of_the_repository_finds_it():
 
     assert "docs/api/index.md" in local
     assert [t for t in local if not (ROOT / t).exists()] == []
+
+
+def test_the_performance_page_is_at_most_5000_words():
+    """Its current results only; the history of what was tried is in CHANGELOG.md."""
+    assert len((DOCS / "performance.md").read_text().split()) <= 5000
+
+
+# Modules the benchmarks import (servers, worlds, setup), not benchmarks of their own.
+BENCH_SUPPORT = {"bench_setup", "embeddings_server", "sql_round_trips", "tls_proxy"}
+
+
+def test_every_benchmark_says_in_one_line_what_it_measures_and_has_a_make_target():
+    makefile = (ROOT / "Makefile").read_text()
+    for path in sorted((ROOT / "bench").glob("*.py")):
+        if path.stem in BENCH_SUPPORT or (
+            path.stem.startswith("retrieval_") and path.stem.endswith("_world")
+        ):
+            continue
+        source = path.read_text()
+        assert source.startswith('"""') and source.splitlines()[0].rstrip().endswith("."), path.name
+        assert f"bench/{path.name}" in makefile, f"{path.name} has no make target"
