@@ -88,7 +88,9 @@ def test_a_dataset_with_an_ontology_costs_no_more_round_trips(api, db, models):
 
     figures = run(*models, facts=50) + run(*models, facts=1)
 
-    attached = db.execute("SELECT name FROM gb_datasets WHERE ontology_id IS NOT NULL ORDER BY name").fetchall()
+    attached = db.execute(
+        "SELECT name FROM gb_datasets WHERE ontology_id IS NOT NULL ORDER BY name"
+    ).fetchall()
     assert [row[0] for row in attached] == ["facts-1", "facts-50"]
     assert max(f["round_trips"] for f in figures) <= 8, figures
 
