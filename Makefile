@@ -159,64 +159,14 @@ bench-row-security: install
 bench-load: install
 	$(BIN)/python bench/load.py --clients 32 --seconds 60
 
-# The benches of one cost each, with their own defaults (docs/performance.md and the API pages quote
-# them); each script's docstring gives its options.
-.PHONY: bench-memory bench-entity-touch bench-fact-candidates bench-prepared-rows bench-statement-functions bench-context-rows bench-query-as-of bench-export bench-erase-user bench-forget bench-job-guard bench-geo-nearby bench-ontology bench-provider-deadline
-
-# Peak resident memory of each function, each case in a fresh process (docs/performance.md, memory).
-bench-memory: install
-	$(BIN)/python bench/memory.py
-
-# Touching 50 known entities: HOT updates, against updated_at indexed and the vectors apart.
-bench-entity-touch: install
-	$(BIN)/python bench/entity_touch.py
-
-# remember's candidate facts around a hub of 500, 5,000 and 20,000 facts, with the cap and without.
-bench-fact-candidates: install
-	$(BIN)/python bench/fact_candidates.py
-
-# A prepared text's vectors written, read back and deleted: vector[] in binary against real[] as text.
-bench-prepared-rows: install
-	$(BIN)/python bench/prepared_rows.py
-
-# The query's statements against their statement functions, prepared and unprepared, on the small
-# graph (`--world realistic --sizes 10k,100k` for the realistic worlds of `make bench-world`).
-bench-statement-functions: install
-	$(BIN)/python bench/statement_functions.py
-
-# The context rows read as dicts and as tuples, on the realistic worlds of `make bench-world`.
-bench-context-rows: install
-	$(BIN)/python bench/context_rows.py
-
-# Retrieval as of a time beside the live one, and the graph export page by page, on the 100k database of
+# The benches of one cost each, run with their own defaults: bench-NAME runs bench/NAME.py (dashes
+# for underscores); each script's docstring says what it measures and its options (docs/performance.md
+# and the API pages quote them). bench-query-as-of and bench-export read the 100k database of
 # bench/query.py at 256 dimensions (build it first: `bench/query.py --sizes 100k --dims 256`).
-bench-query-as-of: install
-	$(BIN)/python bench/query_as_of.py
-
-bench-export: install
-	$(BIN)/python bench/export.py
-
-# Erasing a user, forgetting a text, an entity or an edge, and a queued job's guard (docs/api/forget.md).
-bench-erase-user: install
-	$(BIN)/python bench/erase_user.py
-
-bench-forget: install
-	$(BIN)/python bench/forget.py
-
-bench-job-guard: install
-	$(BIN)/python bench/job_guard.py
-
-# A nearby search as the dataset grows, with the bounding-box index and without (docs/api/query.md).
-bench-geo-nearby: install
-	$(BIN)/python bench/geo_nearby.py
-
-# Reading an OWL ontology and conforming an extraction to it (docs/ontologies.md).
-bench-ontology: install
-	$(BIN)/python bench/ontology.py
-
-# The 502 of a remember or query whose provider never answers, against the Lambda's remaining time.
-bench-provider-deadline: install
-	$(BIN)/python bench/provider_deadline.py
+SIMPLE_BENCHES := memory entity-touch fact-candidates prepared-rows statement-functions context-rows query-as-of export erase-user forget job-guard geo-nearby ontology provider-deadline
+.PHONY: $(addprefix bench-,$(SIMPLE_BENCHES))
+$(addprefix bench-,$(SIMPLE_BENCHES)): bench-%: install
+	$(BIN)/python bench/$(subst -,_,$*).py
 
 # Schemathesis from the OpenAPI document against the local API, round after round for FUZZ_MINUTES
 # (5): the responses per endpoint and status, and every failure (make test runs one bounded round).

@@ -1,4 +1,4 @@
-"""Our server beside the reference server: a query and a remember, medians, p95 and their ratio.
+"""Our server beside the reference server: a query, our context() and a remember, medians, p95 and ratios.
 
 Our server beside the reference server (`gligabao-server` 0.108.1, the published Go server this
 service ports), the same requests sent to both in turn, in one run: a query on a small graph and a
@@ -327,11 +327,13 @@ class Figures:
         return statistics.quantiles([s.ms for s in self.samples], n=20, method="inclusive")[18]
 
 
-def query_body(run: int | None = None) -> dict:
-    """The query; with `run`, its question made the run's own (a server that caches a question's
-    embedding embeds each one)."""
-    question = QUESTION if run is None else f"{QUESTION} Asked in run {run}."
-    return {"user_id": "bench", "dataset": "small", "query": question}
+def query_body() -> dict:
+    return {"user_id": "bench", "dataset": "small", "query": QUESTION}
+
+
+def context_body() -> dict:
+    """The client's `context()`: the query without the answer."""
+    return {**query_body(), "answer": False}
 
 
 def remember_body(dataset: str, facts: int = REMEMBER_FACTS) -> dict:
@@ -344,15 +346,8 @@ def calls_of(contestant: Contestant) -> tuple[str, ...]:
     return tuple(call for call in CALLS if call != CONTEXT or contestant.name != REFERENCE)
 
 
-def measure(
-    contestant: Contestant, call: str, run: int, model: BothModels, distinct_questions: bool = False
-) -> Sample:
-    asked = query_body(run if distinct_questions else None)
-    body = {
-        "query": asked,
-        CONTEXT: {**asked, "answer": False},
-        "remember": remember_body(f"r-{run}"),
-    }[call]
+def measure(contestant: Contestant, call: str, run: int, model: BothModels) -> Sample:
+    body = {"query": query_body, CONTEXT: context_body, "remember": lambda: remember_body(f"r-{run}")}[call]()
     proxy = contestant.proxy
     before = (proxy.busy_seconds, proxy.round_trip_seconds, proxy.forwarded) if proxy else None
     model.asked_fact_seen = None
@@ -412,7 +407,6 @@ def run_interleaved(
     runs: int,
     warm_up: int,
     model: BothModels,
-    distinct_questions: bool = False,
 ) -> dict[tuple[str, str], Figures]:
     """{(call, contestant): figures}: each run asks every contestant in turn, the order rotating."""
     figures = {(call, c.name): Figures() for c in contestants for call in calls_of(c)}
@@ -421,7 +415,7 @@ def run_interleaved(
         order = contestants[turn:] + contestants[:turn]
         for call in CALLS:
             for contestant in (c for c in order if call in calls_of(c)):
-                sample = measure(contestant, call, run, model, distinct_questions)
+                sample = measure(contestant, call, run, model)
                 if run >= warm_up:
                     figures[(call, contestant.name)].samples.append(sample)
     return figures
@@ -526,11 +520,6 @@ def main() -> None:
         default=0,
         help="every fake embeddings reply this late (a deployment sees ~150)",
     )
-    parser.add_argument(
-        "--distinct-questions",
-        action="store_true",
-        help="each run asks its own question (the reference caches a question's embedding)",
-    )
     args = parser.parse_args()
     binary = reference_binary(args.reference_binary)
     enter_private_network()
@@ -541,7 +530,6 @@ def main() -> None:
         args.warm_up,
         with_worker=not args.no_worker,
         latencies_ms=latencies,
-        distinct_questions=args.distinct_questions,
     )
     print_report(figures, names, args.runs, latencies)
 
@@ -552,7 +540,6 @@ def bench(
     warm_up: int,
     with_worker: bool,
     latencies_ms: tuple[float, float] = (0, 0),
-    distinct_questions: bool = False,
 ) -> tuple[dict[tuple[str, str], Figures], list[str]]:
     """The fakes, the proxy, the reference and ours, the small graph in each, then the interleaved
     runs, the fakes answering `latencies_ms` late (LLM, embeddings): (the figures, the servers'
@@ -582,7 +569,7 @@ def bench(
                     if held != DATASET_FACTS:
                         sys.exit(f"the reference holds {held} of the small graph's {DATASET_FACTS} facts")
                     anthropic.latency_s, openai.latency_s = (ms / 1000 for ms in latencies_ms)
-                    figures = run_interleaved(contestants, runs, warm_up, model, distinct_questions)
+                    figures = run_interleaved(contestants, runs, warm_up, model)
                     return figures, [c.name for c in contestants]
             finally:
                 proxy.stop()

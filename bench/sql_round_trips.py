@@ -46,14 +46,13 @@ class Request:
 
 def label(text: str) -> str:
     """A statement's short name: its function, the table it inserts into or reads, or its opening."""
-    for pattern in (FUNCTION_CALL, INSERT_INTO):
-        found = pattern.search(text)
-        if found:
-            return found.group(1) if pattern is FUNCTION_CALL else f"INSERT {found.group(1)}"
+    if found := FUNCTION_CALL.search(text):
+        return found.group(1)
+    if found := INSERT_INTO.search(text):
+        return f"INSERT {found.group(1)}"
     if text.lstrip().upper().startswith("SELECT SET_CONFIG("):
         return "set user and timeout"
-    found = FROM_TABLE.search(text)
-    if found:
+    if found := FROM_TABLE.search(text):
         return f"read {found.group(1)}"
     return " ".join(text.split())[:28]
 
