@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 7878
 
-.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history fuzz pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-retrieval-worlds bench-overhead bench-reference bench-reference-features bench-world bench-world-query bench-world-remember bench-offline
+.PHONY: docs rds-ca install serve explore browser explorer-screenshot bench-explorer test test-unit test-history fuzz pytest lint-template tools build migrate openapi statement-functions bench bench-remember bench-idempotency bench-query bench-fuzz clean bench-load bench-row-security bench-ingest bench-trajectory bench-retrieval-quality bench-retrieval-worlds bench-overhead bench-reference bench-reference-load bench-reference-features bench-world bench-world-query bench-world-remember bench-offline
 
 install: $(VENV)/.installed
 
@@ -213,6 +213,9 @@ $(REFERENCE_VENV)/.installed: pyproject.toml layers/core/requirements.txt
 
 bench-reference: $(REFERENCE_VENV)/.installed
 	$(REFERENCE_VENV)/bin/python bench/reference.py
+
+bench-reference-load: $(REFERENCE_VENV)/.installed
+	$(REFERENCE_VENV)/bin/python bench/reference_load.py
 
 bench-reference-features: $(REFERENCE_VENV)/.installed
 	$(REFERENCE_VENV)/bin/python bench/reference_features.py

@@ -22,6 +22,7 @@ from psycopg import errors, sql
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
+from gligabao.db.datasets import LOCK_OR_CREATE
 from gligabao.errors import GbError
 
 T = TypeVar("T")
@@ -334,12 +335,7 @@ def _begin_statement(
     if dataset is None:
         return begin
     if lock_dataset:
-        # The no-op update takes the row's lock when it exists, and returns the id of a row another
-        # transaction has just inserted (db/datasets.py, lock_or_create).
-        found = sql.SQL(
-            "INSERT INTO gb_datasets (user_id, name) VALUES ({user}, {name})"
-            " ON CONFLICT (user_id, name) DO UPDATE SET created_at = gb_datasets.created_at RETURNING id"
-        )
+        found = sql.SQL(LOCK_OR_CREATE)
     else:
         found = sql.SQL("SELECT id FROM gb_datasets WHERE user_id = {user} AND name = {name}")
     return begin + sql.SQL("; ") + found.format(user=sql.Literal(user_id), name=sql.Literal(dataset))

@@ -68,8 +68,8 @@ def lock_dataset_of_edge(conn: psycopg.Connection, user_id: str, edge_id: int) -
 
 
 def _lock_dataset_of(conn: psycopg.Connection, table: str, user_id: str, row_id: int) -> int | None:
-    # FOR NO KEY UPDATE conflicts with the no-op update of `datasets.lock_or_create` and not with
-    # the foreign-key checks (KEY SHARE) of other writers, exactly like that lock.
+    # The stores' own lock (`datasets.LOCK_OR_CREATE`): it conflicts with every store of the
+    # dataset and not with the foreign-key checks (KEY SHARE) of other writers.
     row = conn.execute(
         sql.SQL(
             """

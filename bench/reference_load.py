@@ -1,0 +1,178 @@
+"""The realistic world loaded through remember by 4 clients into ours and into the reference server: facts/s and remember p95.
+
+    make bench-reference-load
+    .venv-reference/bin/python bench/reference_load.py [--size 10k] [--clients 4] [--workers 4]
+                                                       [--reference-first]
+
+The world is bench/realistic_world.py's (seeded; texts of 50 facts, every fact new). Each server
+gets the same texts, one per POST /v1/gb/remember, `--clients` at a time, into one dataset of one
+user: ours first, then the reference (`--reference-first` turns the order). Prints each load's
+time, facts/s, the remembers' median and p95 (and p95 over median), and the facts each server
+holds afterwards (ours from its database, the reference's from its SQLite file).
+
+The servers, the proxy, the fakes and the network namespace are bench/reference.py's: ours is the
+local API with its functions in `--workers` processes (as `gligabao serve --workers N` runs them)
+on a scratch database of the embedded PostgreSQL; the reference on its default stores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench"), str(ROOT / "layers" / "core")]
+
+import realistic_world  # noqa: E402
+import reference  # noqa: E402
+
+USER = "bench"
+DATASET = "world"
+WARM_UP_TEXTS = 8  # one-fact texts into a dataset of their own first, not measured
+
+
+@dataclass
+class LoadFigures:
+    name: str
+    seconds: float
+    remember_ms: list[float]
+    facts_said: int
+    facts_held: int
+
+    def p95(self) -> float:
+        return statistics.quantiles(self.remember_ms, n=20, method="inclusive")[18]
+
+    def line(self) -> str:
+        median = statistics.median(self.remember_ms)
+        return (
+            f"{self.name:<12}{self.seconds:>9.1f}{self.facts_said / self.seconds:>9.1f}"
+            f"{median:>11.1f}{self.p95():>9.1f}{self.p95() / median:>8.2f}"
+            f"   {self.facts_held:,} of {self.facts_said:,} facts held"
+        )
+
+
+def post_each(port: int, texts: list[str], dataset: str, clients: int) -> list[float]:
+    """Every text in one POST /v1/gb/remember, `clients` at a time: each one's milliseconds."""
+    connections = {}
+
+    def remember(text: str) -> float:
+        import threading
+
+        client = connections.setdefault(threading.get_ident(), reference.JsonClient(port))
+        reply, ms = client.post("/v1/gb/remember", {"user_id": USER, "dataset": dataset, "text": text})
+        if not reply.get("edges"):
+            raise RuntimeError(f"a remember stored no fact: {reply}")
+        return ms
+
+    with ThreadPoolExecutor(clients) as pool:
+        return list(pool.map(remember, texts))
+
+
+def load(name: str, port: int, world, clients: int, held) -> LoadFigures:
+    """Warm-up texts, then the world's texts, timed; `held()`: the facts the server holds."""
+    post_each(port, [f"Warm Up{i} knows Warm Start{i}." for i in range(WARM_UP_TEXTS)], "warm-up", clients)
+    started = time.perf_counter()
+    remember_ms = post_each(port, world.texts(), DATASET, clients)
+    seconds = time.perf_counter() - started
+    return LoadFigures(name, seconds, remember_ms, len(world.facts), held())
+
+
+def our_held_facts(owner_url: str) -> int:
+    return realistic_world.counts_of(owner_url)["edges"]
+
+
+@contextlib.contextmanager
+def our_server(anthropic, openai, workers: int) -> Iterator[tuple[int, str]]:
+    """Our local API, its functions in `workers` processes, on a scratch database: (port, owner URL)."""
+    import http.server
+
+    http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
+    from bench_setup import bench_admin_url, local_api, provider_settings, scratch_database
+
+    from gligabao import bootstrap
+    from gligabao.local.containers import ContainerPools
+
+    os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
+    settings = {**provider_settings(anthropic, openai), "auth_mode": "none"}
+    with scratch_database(bench_admin_url(), settings) as scratch:
+        pools = (
+            ContainerPools(workers, settings_dump=bootstrap.bundle().settings.model_dump())
+            if workers
+            else None
+        )
+        with local_api(pools) as (port, _):
+            yield port, scratch.owner_url
+
+
+def bench(binary: str, size: int, clients: int, workers: int, reference_first: bool) -> list[LoadFigures]:
+    from fakes.anthropic_server import FakeAnthropic
+    from fakes.openai_server import FakeOpenAI
+    from tls_proxy import CertificateAuthority, TlsTerminatingProxy
+
+    world = realistic_world.generate(size)
+    anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
+    anthropic.responder = reference.BothModels()
+    try:
+        with tempfile.TemporaryDirectory(prefix="gb-reference-load-") as scratch:
+            directory = Path(scratch)
+            authority = CertificateAuthority.make(directory / "tls", list(reference.REFERENCE_HOSTS))
+            upstreams = {"api.anthropic.com": anthropic.url, "api.openai.com": openai.url}
+            proxy = TlsTerminatingProxy(upstreams, authority).start()
+            try:
+                with (
+                    reference.reference_server(binary, directory, proxy.url, authority.ca_file) as ref_port,
+                    our_server(anthropic, openai, workers) as (our_port, owner_url),
+                ):
+                    database = directory / reference.REFERENCE_DATABASE
+                    runs = [
+                        (f"ours ({workers}w)", our_port, lambda: our_held_facts(owner_url)),
+                        (
+                            reference.REFERENCE,
+                            ref_port,
+                            lambda: reference.reference_stored_facts(database, DATASET),
+                        ),
+                    ]
+                    if reference_first:
+                        runs.reverse()
+                    return [load(name, port, world, clients, held) for name, port, held in runs]
+            finally:
+                proxy.stop()
+    finally:
+        anthropic.stop()
+        openai.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=realistic_world.size_of, default=10_000, help="facts (2k, 10k, ...)")
+    parser.add_argument("--clients", type=int, default=4, help="remembers at a time")
+    parser.add_argument("--workers", type=int, default=4, help="our worker processes per function")
+    parser.add_argument("--reference-first", action="store_true", help="load the reference first")
+    parser.add_argument("--reference-binary", help="the reference's binary (default: gligabao-server's)")
+    args = parser.parse_args()
+    binary = reference.reference_binary(args.reference_binary)
+    reference.enter_private_network()
+    figures = bench(binary, args.size, args.clients, args.workers, args.reference_first)
+    texts = len(figures[0].remember_ms)
+    print(
+        f"the realistic world of {args.size:,} facts ({texts} texts) through POST /v1/gb/remember, "
+        f"{args.clients} clients, one dataset, instant fakes\n"
+    )
+    print(f"{'server':<12}{'load s':>9}{'facts/s':>9}{'median ms':>11}{'p95 ms':>9}{'p95/med':>8}")
+    for figure in figures:
+        print(figure.line())
+    ours, theirs = figures if figures[0].name.startswith("ours") else figures[::-1]
+    print(f"\nload rate ours/reference: {ours.seconds and (theirs.seconds / ours.seconds):.2f}")
+
+
+if __name__ == "__main__":
+    main()
