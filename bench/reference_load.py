@@ -2,13 +2,14 @@
 
     make bench-reference-load
     .venv-reference/bin/python bench/reference_load.py [--size 10k] [--clients 4] [--workers 4]
-                                                       [--reference-first]
+                                                       [--rounds 2] [--reference-first]
 
 The world is bench/realistic_world.py's (seeded; texts of 50 facts, every fact new). Each server
 gets the same texts, one per POST /v1/gb/remember, `--clients` at a time, into one dataset of one
-user: ours first, then the reference (`--reference-first` turns the order). Prints each load's
-time, facts/s, the remembers' median and p95 (and p95 over median), and the facts each server
-holds afterwards (ours from its database, the reference's from its SQLite file).
+user, each load on fresh stores; `--rounds` rounds, ours first in the first (`--reference-first`
+turns it), the order turning every round. Prints each load's time, facts/s, the remembers' median
+and p95 (and p95 over median), and the facts each server holds afterwards (ours from its database,
+the reference's from its SQLite file); then the median of the rounds' rate ratios.
 
 The servers, the proxy, the fakes and the network namespace are bench/reference.py's: ours is the
 local API with its functions in `--workers` processes (as `gligabao serve --workers N` runs them)
@@ -113,7 +114,30 @@ def our_server(anthropic, openai, workers: int) -> Iterator[tuple[int, str]]:
             yield port, scratch.owner_url
 
 
-def bench(binary: str, size: int, clients: int, workers: int, reference_first: bool) -> list[LoadFigures]:
+def load_ours(world, clients: int, workers: int, fakes) -> LoadFigures:
+    """The world into our server on a fresh scratch database."""
+    with our_server(*fakes, workers) as (port, owner_url):
+        return load(f"ours ({workers}w)", port, world, clients, lambda: our_held_facts(owner_url))
+
+
+def load_reference(world, clients: int, binary: str, directory: Path, proxy, authority) -> LoadFigures:
+    """The world into a reference server on fresh stores in `directory`."""
+    directory.mkdir()
+    with reference.reference_server(binary, directory, proxy.url, authority.ca_file) as port:
+        database = directory / reference.REFERENCE_DATABASE
+        return load(
+            reference.REFERENCE,
+            port,
+            world,
+            clients,
+            lambda: reference.reference_stored_facts(database, DATASET),
+        )
+
+
+def bench(
+    binary: str, size: int, clients: int, workers: int, rounds: int, reference_first: bool
+) -> list[tuple[LoadFigures, LoadFigures]]:
+    """(ours, the reference's) per round, each load on fresh stores, the order turning every round."""
     from fakes.anthropic_server import FakeAnthropic
     from fakes.openai_server import FakeOpenAI
     from tls_proxy import CertificateAuthority, TlsTerminatingProxy
@@ -128,22 +152,23 @@ def bench(binary: str, size: int, clients: int, workers: int, reference_first: b
             upstreams = {"api.anthropic.com": anthropic.url, "api.openai.com": openai.url}
             proxy = TlsTerminatingProxy(upstreams, authority).start()
             try:
-                with (
-                    reference.reference_server(binary, directory, proxy.url, authority.ca_file) as ref_port,
-                    our_server(anthropic, openai, workers) as (our_port, owner_url),
-                ):
-                    database = directory / reference.REFERENCE_DATABASE
-                    runs = [
-                        (f"ours ({workers}w)", our_port, lambda: our_held_facts(owner_url)),
-                        (
-                            reference.REFERENCE,
-                            ref_port,
-                            lambda: reference.reference_stored_facts(database, DATASET),
-                        ),
-                    ]
-                    if reference_first:
-                        runs.reverse()
-                    return [load(name, port, world, clients, held) for name, port, held in runs]
+                results = []
+                for round_ in range(rounds):
+                    figures: dict[str, LoadFigures] = {}
+                    order = ["ours", "reference"]
+                    if (round_ % 2 == 1) != reference_first:
+                        order.reverse()
+                    for name in order:
+                        figures[name] = (
+                            load_ours(world, clients, workers, (anthropic, openai))
+                            if name == "ours"
+                            else load_reference(
+                                world, clients, binary, directory / f"reference-{round_}", proxy, authority
+                            )
+                        )
+                    print_round(round_, order, figures, flush=True)
+                    results.append((figures["ours"], figures["reference"]))
+                return results
             finally:
                 proxy.stop()
     finally:
@@ -151,27 +176,38 @@ def bench(binary: str, size: int, clients: int, workers: int, reference_first: b
         openai.stop()
 
 
+def print_round(round_: int, order: list[str], figures: dict[str, LoadFigures], flush: bool = False) -> None:
+    print(f"round {round_ + 1} ({' then '.join(order)}):", flush=flush)
+    for name in order:
+        print(figures[name].line(), flush=flush)
+    ours, theirs = figures["ours"], figures["reference"]
+    print(f"{'':<12}load rate ours/reference {theirs.seconds / ours.seconds:.2f}\n", flush=flush)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=realistic_world.size_of, default=10_000, help="facts (2k, 10k, ...)")
     parser.add_argument("--clients", type=int, default=4, help="remembers at a time")
     parser.add_argument("--workers", type=int, default=4, help="our worker processes per function")
+    parser.add_argument("--rounds", type=int, default=2, help="loads of each, the order turning each round")
     parser.add_argument("--reference-first", action="store_true", help="load the reference first")
     parser.add_argument("--reference-binary", help="the reference's binary (default: gligabao-server's)")
     args = parser.parse_args()
     binary = reference.reference_binary(args.reference_binary)
     reference.enter_private_network()
-    figures = bench(binary, args.size, args.clients, args.workers, args.reference_first)
-    texts = len(figures[0].remember_ms)
+    texts = -(-args.size // realistic_world.FACTS_PER_TEXT)
     print(
         f"the realistic world of {args.size:,} facts ({texts} texts) through POST /v1/gb/remember, "
-        f"{args.clients} clients, one dataset, instant fakes\n"
+        f"{args.clients} clients, one dataset, instant fakes, each load on fresh stores\n"
     )
-    print(f"{'server':<12}{'load s':>9}{'facts/s':>9}{'median ms':>11}{'p95 ms':>9}{'p95/med':>8}")
-    for figure in figures:
-        print(figure.line())
-    ours, theirs = figures if figures[0].name.startswith("ours") else figures[::-1]
-    print(f"\nload rate ours/reference: {ours.seconds and (theirs.seconds / ours.seconds):.2f}")
+    print(f"{'server':<12}{'load s':>9}{'facts/s':>9}{'median ms':>11}{'p95 ms':>9}{'p95/med':>8}\n")
+    results = bench(binary, args.size, args.clients, args.workers, args.rounds, args.reference_first)
+    ratios = [theirs.seconds / ours.seconds for ours, theirs in results]
+    spreads = [ours.p95() / statistics.median(ours.remember_ms) for ours, _ in results]
+    print(
+        f"load rate ours/reference, median of {len(results)} rounds: {statistics.median(ratios):.2f} "
+        f"({', '.join(f'{r:.2f}' for r in ratios)}); our p95/median {', '.join(f'{r:.2f}' for r in spreads)}"
+    )
 
 
 if __name__ == "__main__":
