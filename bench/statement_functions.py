@@ -73,7 +73,7 @@ def recorded(
                 DEFAULT_LIMITS,
                 as_of=as_of,
             )
-        calls = recording.calls[-2:]
+        calls = recording.calls[-2:]  # the keyword and context statements (the series check goes first)
         sent.append({"function": calls, "statement": [unwrapped(query, params) for query, params in calls]})
     return sent
 

@@ -190,7 +190,10 @@ def test_older_entities_holding_one_term_are_scored_only_as_far_as_the_seeds_nee
 
     context = retrieved(question, limits=limits)
     seed_limits = limits.model_copy(update={"retrieval": "seed"})
-    keyword_statement, params = statements_of_a_retrieval(question, basis(NOWHERE), seed_limits)[0]
+    sent = statements_of_a_retrieval(question, basis(NOWHERE), seed_limits)
+    keyword_statement, params = next(
+        (query, params) for query, params in sent if "gb_series" not in str(query)
+    )
     with bootstrap.bundle().database.transaction("u1", "main") as uow:
         plan = [
             row["QUERY PLAN"] for row in uow.conn.execute("EXPLAIN (ANALYZE) " + keyword_statement, params)
@@ -879,3 +882,21 @@ def test_the_question_is_embedded_while_the_keyword_search_runs(db, monkeypatch)
         context = retrieve(uow, "main", "Where does Alice work?", pool.submit(embed), DEFAULT_LIMITS)
 
     assert context.keyword_seeds
+
+
+def test_what_needs_no_vector_is_sent_before_the_questions_embedding_is_awaited(db):
+    """The keyword statement and the check for series travel before the retrieval waits for the
+    question's embedding; after it, only the context statement (issue 56, point 5)."""
+    graph = Graph(db)
+    graph.entity("Paris", "place", "a city", embedding=None, updated_at=T0)
+    sent_before: list[str] = []
+    with bootstrap.bundle().database.transaction("u1", "main") as uow:
+        recording = RecordingConnection(uow.conn)
+
+        def embedding() -> list[float]:
+            sent_before.extend(str(query) for query, _ in recording.sent)
+            return basis(NOWHERE)
+
+        retrieve(replace(uow, conn=recording), "main", "Paris?", embedding, DEFAULT_LIMITS)
+    assert len(sent_before) == 2 and any("gb_series" in query for query in sent_before)
+    assert len(recording.sent) == 3 and "gb_series" not in str(recording.sent[-1][0])

@@ -415,12 +415,15 @@ def series_for_context(
     ).fetchall()
 
 
-def send_holds_series(conn: psycopg.Connection, dataset_id: int) -> psycopg.Cursor:
-    """Whether the dataset holds a series, sent in pipeline mode ahead of the query's context
-    statement (one more statement in the same round trip): a query reads the series of its
-    context only then, so that a dataset without any pays no round trip for them."""
+def send_holds_series(conn: psycopg.Connection, user_id: str, dataset: str) -> psycopg.Cursor:
+    """Whether the user's dataset holds a series, sent in pipeline mode ahead of the query's keyword
+    statement (one more statement in its round trip, before the question's embedding is needed): a
+    query reads the series of its context only then, so that a dataset without any pays no round
+    trip for them."""
     return conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM gb_series WHERE dataset_id = %s::bigint) AS holds", [dataset_id]
+        "SELECT EXISTS (SELECT 1 FROM gb_datasets d JOIN gb_series s ON s.dataset_id = d.id"
+        " WHERE d.user_id = %s AND d.name = %s) AS holds",
+        [user_id, dataset],
     )
 
 

@@ -213,6 +213,8 @@ def retrieve(
     terms = query_terms(question, limits)
     normalized_question = normalized_name(question)
     started = time.perf_counter()
+    # Read with the context statement; sent now, as it needs no vector (nor the dataset's id).
+    holds_series = series_rows.send_holds_series(uow.conn, uow.user_id, dataset)
     keywords = graph_reads.keyword_seeds(
         uow.conn,
         user_id=uow.user_id,
@@ -245,8 +247,6 @@ def retrieve(
             if filters is None
             else functools.partial(retrieval_filters.send_filtered_context_rows, filters=filters)
         )
-        # Sent ahead of the context statement: its result is read in the same wait.
-        holds_series = series_rows.send_holds_series(uow.conn, dataset_id)
         sent = send(
             uow.conn,
             dataset_id=dataset_id,
