@@ -421,7 +421,7 @@ def send_holds_series(conn: psycopg.Connection, user_id: str, dataset: str) -> p
     query reads the series of its context only then, so that a dataset without any pays no round
     trip for them."""
     return conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM gb_datasets d JOIN gb_series s ON s.dataset_id = d.id"
+        "SELECT EXISTS (SELECT 1 FROM gb_series s JOIN gb_datasets d ON d.id = s.dataset_id"
         " WHERE d.user_id = %s AND d.name = %s) AS holds",
         [user_id, dataset],
     )
