@@ -113,3 +113,29 @@ def test_a_read_that_fails_for_another_reason_is_not_sent_again(test_database, d
     with pytest.raises(psycopg.errors.DivisionByZero):
         test_database.read("u1", work)
     assert len(calls) == 1
+
+
+ADMIN_SHUTDOWN = "terminating connection due to administrator command"
+
+
+def test_a_session_ended_by_the_server_before_its_socket_closed_is_a_503_and_a_read_is_sent_again(
+    test_database, db
+):
+    """The server's FATAL message can reach psycopg before it sees the socket close: the connection
+    still looks usable, but the error is the same lost connection (it escaped as a 500 before)."""
+    with test_database.transaction("u1", pipeline=True):
+        pass  # the connection is trusted: a read on it is sent again when it turns out dropped
+    attempts = []
+
+    def work(uow):
+        attempts.append(uow.conn)
+        if len(attempts) == 1:
+            raise psycopg.errors.AdminShutdown(ADMIN_SHUTDOWN)
+        return uow.conn.execute("SELECT 1 AS one").fetchone()
+
+    assert test_database.read("u1", work) == {"one": 1}
+    assert len(attempts) == 2 and attempts[0].closed and attempts[1] is not attempts[0]
+    with pytest.raises(DatabaseUnavailable), test_database.transaction("u1", pipeline=True):
+        raise psycopg.errors.AdminShutdown(ADMIN_SHUTDOWN)
+    with pytest.raises(DatabaseUnavailable), test_database.transaction("u1"):
+        raise psycopg.errors.AdminShutdown(ADMIN_SHUTDOWN)

@@ -296,6 +296,8 @@ class Database:
             self._local.conn = None
             if exc is None:
                 raise DatabaseUnavailable("database unavailable") from failure
+            if isinstance(exc, psycopg.OperationalError):  # the rollback found the connection gone
+                raise DatabaseUnavailable("database unavailable") from exc
             return
         except psycopg.Error:
             if exc is None:
@@ -305,9 +307,21 @@ class Database:
             # sees the first error, and the next request connects afresh.
             self._discard(conn)
             return
-        if isinstance(exc, psycopg.OperationalError) and (conn.broken or conn.closed):
-            self._local.conn = None
+        if _connection_lost(conn, exc):
+            self._discard(conn)
             raise DatabaseUnavailable("database unavailable") from exc
+
+
+# The server ending the session (an administrator, a shutdown or a failover: 57P01-57P03) or a
+# connection failure (class 08). The server's message can arrive before psycopg sees the socket
+# close, while the connection still looks usable.
+_SESSION_ENDED_STATES = ("08", "57P01", "57P02", "57P03")
+
+
+def _connection_lost(conn: psycopg.Connection, exc: BaseException | None) -> bool:
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    return conn.broken or conn.closed or (exc.sqlstate or "").startswith(_SESSION_ENDED_STATES)
 
 
 def _close_quietly(conn: psycopg.Connection) -> None:

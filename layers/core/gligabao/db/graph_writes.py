@@ -695,6 +695,7 @@ def _vector(values: Sequence[float] | None) -> Vector | None:
 def send_analyze_stale_tables(conn: psycopg.Connection) -> psycopg.Cursor:
     """Analyze the graph's tables that changed enough since their last analysis for autovacuum to
     analyze them (migration 0034's gb_analyze_stale_graph: the tables' owner's right, skipped when
-    another session is analyzing one, never an error). Sent last in a store's transaction, its
-    result (the tables analyzed) is read with the COMMIT's round trip, if at all."""
+    another session is analyzing one, never an error). Sent last in a transaction that does not hold
+    the dataset's lock (memory/remember.send_analysis_before_the_lock), its result (the tables
+    analyzed) is read with the COMMIT's round trip, if at all."""
     return conn.execute("SELECT gb_analyze_stale_graph() AS analyzed")
