@@ -864,13 +864,13 @@ def test_the_question_is_embedded_while_the_keyword_search_runs(db, monkeypatch)
 
     Graph(db).entity("Alice", embedding=None)
     keyword_search_started = threading.Event()
-    original = graph_reads.keyword_seeds
+    original = graph_reads.send_keyword_seeds
 
-    def keyword_seeds(*args, **kwargs):
+    def send_keyword_seeds(*args, **kwargs):
         keyword_search_started.set()
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(graph_reads, "keyword_seeds", keyword_seeds)
+    monkeypatch.setattr(graph_reads, "send_keyword_seeds", send_keyword_seeds)
 
     def embed() -> list[float]:
         # A provider call still in flight when the keyword search starts (it would time out

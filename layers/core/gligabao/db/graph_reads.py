@@ -98,7 +98,12 @@ _RECENT_SINGLES = """(SELECT array_agg(x.id) FROM term AS t JOIN walks AS w ON w
                      (SELECT id FROM dataset), t.grams, %(limit)s::integer, t.term, w.walk)) AS x(id))"""
 
 
-def keyword_seeds(
+def keyword_seeds(conn: psycopg.Connection, **arguments) -> KeywordSeeds:
+    """The keyword statement sent and read (`send_keyword_seeds`, `read_keyword_seeds`)."""
+    return read_keyword_seeds(send_keyword_seeds(conn, **arguments))
+
+
+def send_keyword_seeds(
     conn: psycopg.Connection,
     *,
     user_id: str,
@@ -113,8 +118,8 @@ def keyword_seeds(
     whole_name_score: int = DEFAULT_LIMITS.whole_name_score,
     term_in_name_score: int = DEFAULT_LIMITS.term_in_name_score,
     term_in_description_score: int = DEFAULT_LIMITS.term_in_description_score,
-) -> KeywordSeeds:
-    """The dataset's id and its top `limit` entities by the seed's keyword score (the whole name in
+) -> psycopg.Cursor:
+    """The statement of the dataset's id and its top `limit` entities by the seed's keyword score (the whole name in
     the question, each term in the name, each term in the description: the three `*_score`s), ties
     broken by the most recently updated (then the highest id). Only entities that score are seeds.
 
@@ -158,7 +163,13 @@ def keyword_seeds(
         statement = _KEYWORDS_WITH_TRIPLES
     else:
         statement = _KEYWORDS_WITH_PAIRS_FOR_TRIPLES
-    rows = conn.execute(statement.call, params).fetchall()
+    return conn.execute(statement.call, params)
+
+
+def read_keyword_seeds(cursor: psycopg.Cursor) -> KeywordSeeds:
+    """What the keyword statement found: in pipeline mode, the statements sent after it share its
+    round trip."""
+    rows = cursor.fetchall()
     if not rows:
         return KeywordSeeds(None, [], [])
     seeds = [row for row in rows if row["id"] is not None]

@@ -213,9 +213,7 @@ def retrieve(
     terms = query_terms(question, limits)
     normalized_question = normalized_name(question)
     started = time.perf_counter()
-    # Read with the context statement; sent now, as it needs no vector (nor the dataset's id).
-    holds_series = series_rows.send_holds_series(uow.conn, uow.user_id, dataset)
-    keywords = graph_reads.keyword_seeds(
+    sent_keywords = graph_reads.send_keyword_seeds(
         uow.conn,
         user_id=uow.user_id,
         dataset=dataset,
@@ -230,6 +228,10 @@ def retrieve(
         term_in_name_score=limits.term_in_name_score,
         term_in_description_score=limits.term_in_description_score,
     )
+    # Sent after the keyword statement (its tables locked in the order they always were), in its
+    # round trip: it needs no vector (nor the dataset's id). Read with the context statement.
+    holds_series = series_rows.send_holds_series(uow.conn, uow.user_id, dataset)
+    keywords = graph_reads.read_keyword_seeds(sent_keywords)
     keyword_ms = _ms_since(started)
     # The keyword statement looks the dataset up too: a pipelined unit of work has no id yet.
     dataset_id = uow.dataset_id if uow.dataset_id is not None else keywords.dataset_id
