@@ -136,6 +136,23 @@ def test_a_client_that_goes_away_mid_reply_leaves_no_traceback_in_serve(served_e
     assert all(re.match(STAMP + r"GET /v1/gb/", line) for line in served.out[2:-1]), served.out
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_the_explorer_stops_on_a_signal_even_when_it_started_with_sigint_ignored(tmp_path, stop):
+    """A shell's background job (`gligabao explore &`) starts with SIGINT ignored: `kill -INT`, or
+    `kill`, stops it as they stop serve (it ran on until killed)."""
+    port = free_port()
+    explorer = Running(
+        gligabao("explore", "--port", str(port)),
+        command_env(tmp_path),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        explorer.wait_for_line("gligabao explorer on")
+        assert explorer.stop(stop, timeout=20) == 0
+    finally:
+        explorer.kill()
+
+
 def test_a_client_that_goes_away_mid_reply_leaves_no_traceback_in_the_explorer(tmp_path):
     port = free_port()
     explorer = Running(gligabao("explore", "--port", str(port)), command_env(tmp_path))

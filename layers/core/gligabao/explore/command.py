@@ -40,6 +40,7 @@ def explore(args: argparse.Namespace) -> int:
     from gligabao.client.memory import LOCAL_API_URL
     from gligabao.explore.auth import AuthUnavailable, described, proxy_auth
     from gligabao.explore.server import make_server
+    from gligabao.local.stop_signals import stop_on_signals
     from gligabao.settings import InvalidConfiguration, Settings
 
     try:
@@ -58,6 +59,7 @@ def explore(args: argparse.Namespace) -> int:
     host, port = server.server_address[:2]
     page = page_url(host, port, options.user_id, options.dataset)
     print(f"gligabao explorer on {page} (API {api_url}, {described(auth)})", flush=True)
+    stop_on_signals()
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -20,6 +20,7 @@ from gligabao.local.api_options import (
     cannot_listen,
     client_options,
 )
+from gligabao.local.stop_signals import stop_on_signals
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 # `serve` without --auth or GB_AUTH_MODE: none says what the local API does (iam would check nothing
@@ -366,14 +367,14 @@ def _serve(args) -> int:
         print(cannot_listen("serve", args.host, args.port, error), file=sys.stderr)
         return 2
     containers = queue = None
-    _stop_on_sigterm()
+    stop_on_signals()
     try:
         apply_schema()  # as the owner; the API then connects as gligabao_app, held by row-level security
         containers, queue = serve_containers(deps, template, args.workers)
         server.api.containers = containers
         print(startup_message(server, template, deps.settings, args.workers), flush=True)
         server.serve_forever()
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (_stop_on_sigterm)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (stop_on_signals)
         pass
     except (PostgresVersionMismatch, EmbeddingSpaceMismatch) as error:
         print(f"gligabao serve: {error}", file=sys.stderr)
@@ -395,19 +396,6 @@ def startup_message(server, template: Path, settings, workers: int) -> str:
         providers_line(settings),
     ]
     return "\n".join(lines)
-
-
-def _stop_on_sigterm() -> None:
-    """SIGTERM (`kill`, a service manager) and SIGINT stop serve as Ctrl-C does."""
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
-        signal.signal(signal.SIGTERM, interrupt)
-        # Ctrl-C too, even where it was ignored at start (a shell's background job `make serve &`
-        # inherits SIGINT ignored, and Python then never raises KeyboardInterrupt).
-        signal.signal(signal.SIGINT, interrupt)
 
 
 def _stop_serving(server, containers, queue) -> str:
