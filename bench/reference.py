@@ -277,6 +277,43 @@ def embedding_waits_noted() -> Iterator[None]:
         query.retrieve = retrieve
 
 
+@dataclass
+class Stage:
+    """What every run beside the reference shares: the fakes, a scratch directory, the certificate
+    authority of the run and the TLS-terminating proxy the reference's model calls go through."""
+
+    anthropic: object
+    openai: object
+    directory: Path
+    authority: object
+    proxy: TlsTerminatingProxy
+
+
+@contextlib.contextmanager
+def stage(responder, prefix: str) -> Iterator[Stage]:
+    """The fakes started (the Anthropic one answering by `responder`), the scratch directory, the
+    authority and the proxy; all stopped and removed at the end."""
+    from fakes.anthropic_server import FakeAnthropic
+    from fakes.openai_server import FakeOpenAI
+    from tls_proxy import CertificateAuthority, TlsTerminatingProxy
+
+    anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
+    anthropic.responder = responder
+    try:
+        with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+            directory = Path(scratch)
+            authority = CertificateAuthority.make(directory / "tls", list(REFERENCE_HOSTS))
+            upstreams = {"api.anthropic.com": anthropic.url, "api.openai.com": openai.url}
+            proxy = TlsTerminatingProxy(upstreams, authority).start()
+            try:
+                yield Stage(anthropic, openai, directory, authority, proxy)
+            finally:
+                proxy.stop()
+    finally:
+        anthropic.stop()
+        openai.stop()
+
+
 # --- measuring ----------------------------------------------------------------------------------
 
 
@@ -544,38 +581,22 @@ def bench(
     """The fakes, the proxy, the reference and ours, the small graph in each, then the interleaved
     runs, the fakes answering `latencies_ms` late (LLM, embeddings): (the figures, the servers'
     names in the order printed)."""
-    from fakes.anthropic_server import FakeAnthropic
-    from fakes.openai_server import FakeOpenAI
-    from tls_proxy import CertificateAuthority, TlsTerminatingProxy
-
     model = BothModels()
-    anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
-    anthropic.responder = model
-    try:
-        with tempfile.TemporaryDirectory(prefix="gb-reference-") as scratch:
-            directory = Path(scratch)
-            authority = CertificateAuthority.make(directory / "tls", list(REFERENCE_HOSTS))
-            upstreams = {"api.anthropic.com": anthropic.url, "api.openai.com": openai.url}
-            proxy = TlsTerminatingProxy(upstreams, authority).start()
-            try:
-                with (
-                    reference_server(binary, directory, proxy.url, authority.ca_file) as reference_port,
-                    our_servers(anthropic, openai, with_worker) as ours,
-                ):
-                    contestants = [Contestant(name, JsonClient(port)) for name, port in ours.items()]
-                    contestants.append(Contestant(REFERENCE, JsonClient(reference_port), proxy))
-                    remember_small_graph(contestants)
-                    held = reference_stored_facts(directory / REFERENCE_DATABASE, "small")
-                    if held != DATASET_FACTS:
-                        sys.exit(f"the reference holds {held} of the small graph's {DATASET_FACTS} facts")
-                    anthropic.latency_s, openai.latency_s = (ms / 1000 for ms in latencies_ms)
-                    figures = run_interleaved(contestants, runs, warm_up, model)
-                    return figures, [c.name for c in contestants]
-            finally:
-                proxy.stop()
-    finally:
-        anthropic.stop()
-        openai.stop()
+    with stage(model, "gb-reference-") as run:
+        anthropic, openai, directory = run.anthropic, run.openai, run.directory
+        with (
+            reference_server(binary, directory, run.proxy.url, run.authority.ca_file) as reference_port,
+            our_servers(anthropic, openai, with_worker) as ours,
+        ):
+            contestants = [Contestant(name, JsonClient(port)) for name, port in ours.items()]
+            contestants.append(Contestant(REFERENCE, JsonClient(reference_port), run.proxy))
+            remember_small_graph(contestants)
+            held = reference_stored_facts(directory / REFERENCE_DATABASE, "small")
+            if held != DATASET_FACTS:
+                sys.exit(f"the reference holds {held} of the small graph's {DATASET_FACTS} facts")
+            anthropic.latency_s, openai.latency_s = (ms / 1000 for ms in latencies_ms)
+            figures = run_interleaved(contestants, runs, warm_up, model)
+            return figures, [c.name for c in contestants]
 
 
 if __name__ == "__main__":

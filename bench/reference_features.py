@@ -37,7 +37,6 @@ import os
 import re
 import sqlite3
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -708,39 +707,23 @@ def print_report(checks: list[Check]) -> None:
 
 def compare(binary: str) -> list[Check]:
     """The fakes, the proxy, both servers, the steps on both, then the checks."""
-    from fakes.anthropic_server import FakeAnthropic
-    from fakes.openai_server import FakeOpenAI
-    from tls_proxy import CertificateAuthority, TlsTerminatingProxy
-
-    anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
-    anthropic.responder = FeatureModels()
-    script_web_searches(anthropic)
-    try:
-        with tempfile.TemporaryDirectory(prefix="gb-reference-features-") as scratch:
-            directory = Path(scratch)
-            authority = CertificateAuthority.make(directory / "tls", list(bench.REFERENCE_HOSTS))
-            upstreams = {"api.anthropic.com": anthropic.url, "api.openai.com": openai.url}
-            proxy = TlsTerminatingProxy(upstreams, authority).start()
-            try:
-                with (
-                    bench.reference_server(binary, directory, proxy.url, authority.ca_file) as reference_port,
-                    our_server(anthropic, openai) as (our_port, our_url),
-                ):
-                    reference = Side(
-                        REFERENCE, Api(reference_port), ReferenceStore(directory / bench.REFERENCE_DATABASE)
-                    )
-                    ours = Side(OURS, Api(our_port), OurStore(our_url))
-                    run_steps([reference, ours])
-                    return (
-                        compare_steps(reference, ours)
-                        + stored_points_checks(reference, ours)
-                        + web_search_checks(reference, ours)
-                    )
-            finally:
-                proxy.stop()
-    finally:
-        anthropic.stop()
-        openai.stop()
+    with bench.stage(FeatureModels(), "gb-reference-features-") as run:
+        script_web_searches(run.anthropic)
+        directory = run.directory
+        with (
+            bench.reference_server(binary, directory, run.proxy.url, run.authority.ca_file) as reference_port,
+            our_server(run.anthropic, run.openai) as (our_port, our_url),
+        ):
+            reference = Side(
+                REFERENCE, Api(reference_port), ReferenceStore(directory / bench.REFERENCE_DATABASE)
+            )
+            ours = Side(OURS, Api(our_port), OurStore(our_url))
+            run_steps([reference, ours])
+            return (
+                compare_steps(reference, ours)
+                + stored_points_checks(reference, ours)
+                + web_search_checks(reference, ours)
+            )
 
 
 def main() -> None:

@@ -23,7 +23,6 @@ import contextlib
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -120,10 +119,10 @@ def load_ours(world, clients: int, workers: int, fakes) -> LoadFigures:
         return load(f"ours ({workers}w)", port, world, clients, lambda: our_held_facts(owner_url))
 
 
-def load_reference(world, clients: int, binary: str, directory: Path, proxy, authority) -> LoadFigures:
+def load_reference(world, clients: int, binary: str, directory: Path, run: reference.Stage) -> LoadFigures:
     """The world into a reference server on fresh stores in `directory`."""
     directory.mkdir()
-    with reference.reference_server(binary, directory, proxy.url, authority.ca_file) as port:
+    with reference.reference_server(binary, directory, run.proxy.url, run.authority.ca_file) as port:
         database = directory / reference.REFERENCE_DATABASE
         return load(
             reference.REFERENCE,
@@ -138,42 +137,23 @@ def bench(
     binary: str, size: int, clients: int, workers: int, rounds: int, reference_first: bool
 ) -> list[tuple[LoadFigures, LoadFigures]]:
     """(ours, the reference's) per round, each load on fresh stores, the order turning every round."""
-    from fakes.anthropic_server import FakeAnthropic
-    from fakes.openai_server import FakeOpenAI
-    from tls_proxy import CertificateAuthority, TlsTerminatingProxy
-
     world = realistic_world.generate(size)
-    anthropic, openai = FakeAnthropic().start(), FakeOpenAI().start()
-    anthropic.responder = reference.BothModels()
-    try:
-        with tempfile.TemporaryDirectory(prefix="gb-reference-load-") as scratch:
-            directory = Path(scratch)
-            authority = CertificateAuthority.make(directory / "tls", list(reference.REFERENCE_HOSTS))
-            upstreams = {"api.anthropic.com": anthropic.url, "api.openai.com": openai.url}
-            proxy = TlsTerminatingProxy(upstreams, authority).start()
-            try:
-                results = []
-                for round_ in range(rounds):
-                    figures: dict[str, LoadFigures] = {}
-                    order = ["ours", "reference"]
-                    if (round_ % 2 == 1) != reference_first:
-                        order.reverse()
-                    for name in order:
-                        figures[name] = (
-                            load_ours(world, clients, workers, (anthropic, openai))
-                            if name == "ours"
-                            else load_reference(
-                                world, clients, binary, directory / f"reference-{round_}", proxy, authority
-                            )
-                        )
-                    print_round(round_, order, figures, flush=True)
-                    results.append((figures["ours"], figures["reference"]))
-                return results
-            finally:
-                proxy.stop()
-    finally:
-        anthropic.stop()
-        openai.stop()
+    with reference.stage(reference.BothModels(), "gb-reference-load-") as run:
+        results = []
+        for round_ in range(rounds):
+            figures: dict[str, LoadFigures] = {}
+            order = ["ours", "reference"]
+            if (round_ % 2 == 1) != reference_first:
+                order.reverse()
+            for name in order:
+                figures[name] = (
+                    load_ours(world, clients, workers, (run.anthropic, run.openai))
+                    if name == "ours"
+                    else load_reference(world, clients, binary, run.directory / f"reference-{round_}", run)
+                )
+            print_round(round_, order, figures, flush=True)
+            results.append((figures["ours"], figures["reference"]))
+        return results
 
 
 def print_round(round_: int, order: list[str], figures: dict[str, LoadFigures], flush: bool = False) -> None:
