@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ class Route:
         return found.groupdict() if found else None
 
 
+@functools.cache  # a template's few dozen paths, matched on every request
 def _path_pattern(template_path: str) -> re.Pattern:
     regex, position = "", 0
     for param in re.finditer(r"\{([A-Za-z0-9_]+)(\+?)\}", template_path):
