@@ -52,34 +52,20 @@ def list_with_counts(
     )
 
 
-# Two statements, each with a snapshot of its own: the row is created when missing (a row another
-# transaction is inserting is waited for, then seen), then locked. A lock that only locks makes the
-# stores of a dataset wait their turn in the order they asked: PostgreSQL queues the waiters of a
-# row lock, while the no-op update this replaced wrote a new version of the row each time, which
-# sent its waiters back to retry, and let a late store overtake (one waited 2.4 s while 14 later
-# ones went first, bench/reference_load.py). The literals are bound by the caller.
+# The stores of a dataset run one at a time, in the order they asked (db/connection.py sends this
+# with BEGIN when a transaction locks its dataset). Two statements, each with a snapshot of its own:
+# the row is created when missing (a row another transaction is inserting is waited for, then
+# seen), then locked. A lock that only locks keeps the waiters in order (PostgreSQL queues them);
+# the no-op update this replaced wrote a new version of the row each time, which sent its waiters
+# back to retry and let a late store overtake (one waited 2.4 s while 14 later ones went first,
+# bench/reference_load.py). The checks a store makes under the lock are exact (who creates the
+# dataset, whether a fact is already live, whether an edge is still live when superseded); no
+# deadlock: it is the first lock a store takes, and FOR NO KEY UPDATE does not block the
+# foreign-key checks of other writers. The literals are bound by the caller.
 LOCK_OR_CREATE = (
     "INSERT INTO gb_datasets (user_id, name) VALUES ({user}, {name}) ON CONFLICT (user_id, name) DO NOTHING;"
     " SELECT id FROM gb_datasets WHERE user_id = {user} AND name = {name} FOR NO KEY UPDATE"
 )
-
-
-def lock_or_create(conn: psycopg.Connection, user_id: str, name: str) -> int:
-    """The dataset's id, created on first use, its row locked until the transaction ends.
-
-    The stores of one dataset thus run one at a time, in the order they asked (LOCK_OR_CREATE):
-    they are short (no model call runs inside) and the checks they make under the lock are exact
-    (who creates the dataset, whether a fact is already live, whether an edge is still live when
-    superseded). No deadlock: it is the first lock a store takes, and it does not block the
-    foreign-key checks of other writers (FOR NO KEY UPDATE).
-    """
-    conn.execute(
-        "INSERT INTO gb_datasets (user_id, name) VALUES (%s, %s) ON CONFLICT (user_id, name) DO NOTHING",
-        [user_id, name],
-    )
-    return conn.execute(
-        "SELECT id FROM gb_datasets WHERE user_id = %s AND name = %s FOR NO KEY UPDATE", [user_id, name]
-    ).fetchone()["id"]
 
 
 def delete(conn: psycopg.Connection, user_id: str, name: str) -> bool:

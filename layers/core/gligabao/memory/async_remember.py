@@ -23,7 +23,6 @@ from enum import Enum
 
 import psycopg
 
-from gligabao.db import datasets as dataset_rows
 from gligabao.db import forget as forget_rows
 from gligabao.db import jobs as job_rows
 from gligabao.db import prepared as prepared_rows
@@ -113,8 +112,8 @@ def accept(
     # prepares the texts queued next by id).
     order = sorted(range(len(pending)), key=lambda i: (pending[i].reference_time, i))
     job = RememberJob(0, user_id, dict(reasoning or {}), dict(models or {}), eval)  # ids to come
-    with memory.database.transaction(user_id) as uow:
-        dataset_id = dataset_rows.lock_or_create(uow.conn, user_id, dataset)
+    with memory.database.transaction(user_id, dataset, lock_dataset=True) as uow:  # created if missing
+        dataset_id = uow.dataset_id
         queued_ids = job_rows.insert_pending(uow.conn, dataset_id, [pending[i] for i in order], job.options())
     ids = [artifact_id for _, artifact_id in sorted(zip(order, queued_ids, strict=True))]
     jobs = [replace(job, artifact_id=i) for i in queued_ids]
