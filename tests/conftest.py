@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 
 import psycopg
@@ -157,8 +158,23 @@ def db(database_url, admin_database_url, test_database):
     its own for assertions and setup, as the tables' owner: it sees every user's rows."""
     reconfigure(database_url=database_url, migration_database_url=admin_database_url, database=test_database)
     with psycopg.connect(admin_database_url, autocommit=True) as conn:
-        conn.execute(f"TRUNCATE {GB_TABLES} RESTART IDENTITY CASCADE")
+        empty_the_graph(conn)
         yield conn
+
+
+def empty_the_graph(conn: psycopg.Connection, attempts: int = 5) -> None:
+    """TRUNCATE the graph's tables. A request still served for the test before (the last fetch of
+    a browser page just closed) can hold one of them while it waits for one the TRUNCATE holds:
+    PostgreSQL ends the TRUNCATE as the deadlock's victim, and sent again it waits for that request
+    to end (it happened in tests/e2e/test_explorer.py under the full suite)."""
+    for attempt in range(attempts):
+        try:
+            conn.execute(f"TRUNCATE {GB_TABLES} RESTART IDENTITY CASCADE")
+            return
+        except psycopg.errors.DeadlockDetected:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")
