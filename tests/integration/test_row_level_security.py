@@ -307,29 +307,33 @@ def test_the_keyword_statement_calls_each_lookup_once_and_reads_the_rows_it_name
     db.execute("ANALYZE")
 
     with as_the_service(database_url, "u1", row_factory=dict_row) as conn:
-        seeds = graph_reads.keyword_seeds(
-            conn,
-            user_id="u1",
-            dataset="main",
-            terms=["alice"],
-            term_grams=[term_grams("alice")],
-            normalized_question="who is alice",
-            name_prefixes=name_prefix_keys("who is alice"),
-            limit=10,
-            window=1000,
+        seeds = graph_reads.read_keyword_seeds(
+            graph_reads.send_keyword_seeds(
+                conn,
+                user_id="u1",
+                dataset="main",
+                terms=["alice"],
+                term_grams=[term_grams("alice")],
+                normalized_question="who is alice",
+                name_prefixes=name_prefix_keys("who is alice"),
+                limit=10,
+                window=1000,
+            )
         )
         plans = []
         spy = _Explaining(conn, plans)
-        graph_reads.keyword_seeds(
-            spy,
-            user_id="u1",
-            dataset="main",
-            terms=["alice"],
-            term_grams=[term_grams("alice")],
-            normalized_question="who is alice",
-            name_prefixes=name_prefix_keys("who is alice"),
-            limit=10,
-            window=1000,
+        graph_reads.read_keyword_seeds(
+            graph_reads.send_keyword_seeds(
+                spy,
+                user_id="u1",
+                dataset="main",
+                terms=["alice"],
+                term_grams=[term_grams("alice")],
+                normalized_question="who is alice",
+                name_prefixes=name_prefix_keys("who is alice"),
+                limit=10,
+                window=1000,
+            )
         )
 
     alice = db.execute(

@@ -103,19 +103,21 @@ def test_the_keyword_scores_are_parameters_of_the_keyword_statement():
 
     for terms in (["acme", "paris"], []):
         conn = Recording()
-        graph_reads.keyword_seeds(
-            conn,
-            user_id="u1",
-            dataset="main",
-            terms=terms,
-            term_grams=[[term] for term in terms],
-            normalized_question="acme paris",
-            name_prefixes=["a"],
-            limit=10,
-            window=1000,
-            whole_name_score=7,
-            term_in_name_score=4,
-            term_in_description_score=2,
+        graph_reads.read_keyword_seeds(
+            graph_reads.send_keyword_seeds(
+                conn,
+                user_id="u1",
+                dataset="main",
+                terms=terms,
+                term_grams=[[term] for term in terms],
+                normalized_question="acme paris",
+                name_prefixes=["a"],
+                limit=10,
+                window=1000,
+                whole_name_score=7,
+                term_in_name_score=4,
+                term_in_description_score=2,
+            )
         )
         assert {"whole_name_score": 7}.items() <= conn.parameters.items()
         assert {"term_in_name_score": 4, "term_in_description_score": 2}.items() <= conn.parameters.items()

@@ -98,11 +98,6 @@ _RECENT_SINGLES = """(SELECT array_agg(x.id) FROM term AS t JOIN walks AS w ON w
                      (SELECT id FROM dataset), t.grams, %(limit)s::integer, t.term, w.walk)) AS x(id))"""
 
 
-def keyword_seeds(conn: psycopg.Connection, **arguments) -> KeywordSeeds:
-    """The keyword statement sent and read (`send_keyword_seeds`, `read_keyword_seeds`)."""
-    return read_keyword_seeds(send_keyword_seeds(conn, **arguments))
-
-
 def send_keyword_seeds(
     conn: psycopg.Connection,
     *,
@@ -119,9 +114,10 @@ def send_keyword_seeds(
     term_in_name_score: int = DEFAULT_LIMITS.term_in_name_score,
     term_in_description_score: int = DEFAULT_LIMITS.term_in_description_score,
 ) -> psycopg.Cursor:
-    """The statement of the dataset's id and its top `limit` entities by the seed's keyword score (the whole name in
-    the question, each term in the name, each term in the description: the three `*_score`s), ties
-    broken by the most recently updated (then the highest id). Only entities that score are seeds.
+    """Sends the statement of the dataset's id and its top `limit` entities by the seed's keyword
+    score (the whole name in the question, each term in the name, each term in the description: the
+    three `*_score`s), ties broken by the most recently updated (then the highest id). Only entities
+    that score are seeds; `read_keyword_seeds` reads them.
 
     The scores are exact; indexes only narrow which entities get scored (migration 0002):
     * the *named* ones: a term in the name (gram index) or the name in the question (prefix index);

@@ -33,8 +33,8 @@ from gligabao.model import EndedEdge, Place, StoredEdge, StoredEntity
 from gligabao.observability.inferences import CallContext, CallGuard, save_inferences, unsaved_on_failure
 
 # A remember of this many facts or more analyzes the graph's tables that changed enough since their
-# last analysis (`send_analysis_before_the_lock`, with the COMMIT's round trip of its candidates'
-# read): a dataset being imported has its statistics before autovacuum comes round to it, so that
+# last analysis (graph_writes.send_analyze_stale_tables, with the COMMIT's round trip of its
+# candidates' read): a dataset being imported has its statistics before autovacuum comes round to it, so that
 # the plans of the queries asked right after the import are the ones its size calls for.
 LARGE_REMEMBER_FACTS = 20
 
@@ -355,7 +355,7 @@ def judge_facts(
             uow.conn, uow.dataset_id, graph, vectors.entities, vectors.facts, memory.limits
         )
         if len(graph.facts) >= LARGE_REMEMBER_FACTS:
-            send_analysis_before_the_lock(uow)
+            graph_writes.send_analyze_stale_tables(uow.conn)  # not under the dataset's lock
     candidates = read_candidates()  # arrived with the COMMIT
     return fact_resolution.judge(
         memory.llm,
@@ -368,15 +368,6 @@ def judge_facts(
         models=dict(request.models),
         deadline=deadline,
     )
-
-
-def send_analysis_before_the_lock(uow: UnitOfWork) -> None:
-    """Analyze the graph's tables that changed enough (graph_writes.send_analyze_stale_tables), sent
-    last in a transaction that does not hold the dataset's lock: it sees only what was committed
-    before (its own transaction's changes reach the statistics after its end), so it has nothing to
-    wait for, and the other stores of the dataset do not wait for it (an analysis took 120-240 ms
-    at 10,000 facts, 15 times in a load of 200 texts: bench/reference_load.py)."""
-    graph_writes.send_analyze_stale_tables(uow.conn)
 
 
 def store(

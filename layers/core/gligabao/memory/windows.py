@@ -40,6 +40,7 @@ from gligabao.ai.prompts.resolve import (
     window_resolve_prompt,
 )
 from gligabao.ai.stages import level_for
+from gligabao.db import graph_writes
 from gligabao.db import jobs as job_rows
 from gligabao.db import prepared as prepared_rows
 from gligabao.db.jobs import QueuedBehind
@@ -60,7 +61,6 @@ from gligabao.memory.remember import (
     embed,
     embedded_strings,
     extract_model,
-    send_analysis_before_the_lock,
     within_ontology,
     write_graph,
 )
@@ -339,7 +339,7 @@ def _stored_candidates(memory: Memory, texts: Sequence[WindowText]) -> list[Stor
             for text in texts
             if text.graph is not None and text.vectors is not None and text.graph.facts
         ]
-        send_analysis_before_the_lock(uow)  # a window is a batch: see LARGE_REMEMBER_FACTS
+        graph_writes.send_analyze_stale_tables(uow.conn)  # a window is a batch: see LARGE_REMEMBER_FACTS
     edges: dict[int, StoredEdge] = {}
     for read in reads:
         for edge in read().edges:
