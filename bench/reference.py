@@ -236,25 +236,44 @@ def reference_server(binary: str, directory: Path, proxy_url: str, ca_file: Path
 def our_servers(anthropic, openai, with_worker: bool) -> Iterator[dict[str, int]]:
     """Our local API on a scratch database, its functions in this process, and with `with_worker`
     a second one handing them to a worker process: {name: port}."""
-    import http.server
+    from bench_setup import local_api
 
-    http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
-    from bench_setup import bench_admin_url, local_api, provider_settings, scratch_database
-
-    os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
-    settings = {**provider_settings(anthropic, openai), "auth_mode": "none"}
     with contextlib.ExitStack() as stack:
-        stack.enter_context(scratch_database(bench_admin_url(), settings))
+        stack.enter_context(our_database(anthropic, openai))
         stack.enter_context(embedding_waits_noted())
         port, _ = stack.enter_context(local_api())
         ports = {OURS: port}
         if with_worker:
-            from gligabao import bootstrap
-            from gligabao.local.containers import ContainerPools
-
-            pools = ContainerPools(1, settings_dump=bootstrap.bundle().settings.model_dump())
-            ports[OURS_WORKER], _ = stack.enter_context(local_api(pools))
+            ports[OURS_WORKER] = stack.enter_context(worker_api(1))
         yield ports
+
+
+@contextlib.contextmanager
+def our_database(anthropic, openai) -> Iterator[object]:
+    """The service on a scratch database (bench_setup.scratch_database), pointed at the fakes, auth
+    none, its logs and metrics quiet: the scratch database."""
+    import http.server
+
+    http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
+    from bench_setup import bench_admin_url, provider_settings, scratch_database
+
+    os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
+    settings = {**provider_settings(anthropic, openai), "auth_mode": "none"}
+    with scratch_database(bench_admin_url(), settings) as scratch:
+        yield scratch
+
+
+@contextlib.contextmanager
+def worker_api(workers: int) -> Iterator[int]:
+    """Our local API handing its functions to `workers` worker processes: its port."""
+    from bench_setup import local_api
+
+    from gligabao import bootstrap
+    from gligabao.local.containers import ContainerPools
+
+    pools = ContainerPools(workers, settings_dump=bootstrap.bundle().settings.model_dump())
+    with local_api(pools) as (port, _):
+        yield port
 
 
 @contextlib.contextmanager

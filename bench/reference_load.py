@@ -19,12 +19,10 @@ on a scratch database of the embedded PostgreSQL; the reference on its default s
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import statistics
 import sys
+import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +60,11 @@ class LoadFigures:
 
 def post_each(port: int, texts: list[str], dataset: str, clients: int) -> list[float]:
     """Every text in one POST /v1/gb/remember, `clients` at a time: each one's milliseconds."""
-    connections = {}
+    connections = threading.local()  # one keep-alive connection per client thread
 
     def remember(text: str) -> float:
-        import threading
-
-        client = connections.setdefault(threading.get_ident(), reference.JsonClient(port))
+        client = getattr(connections, "client", None) or reference.JsonClient(port)
+        connections.client = client
         reply, ms = client.post("/v1/gb/remember", {"user_id": USER, "dataset": dataset, "text": text})
         if not reply.get("edges"):
             raise RuntimeError(f"a remember stored no fact: {reply}")
@@ -90,33 +87,10 @@ def our_held_facts(owner_url: str) -> int:
     return realistic_world.counts_of(owner_url)["edges"]
 
 
-@contextlib.contextmanager
-def our_server(anthropic, openai, workers: int) -> Iterator[tuple[int, str]]:
-    """Our local API, its functions in `workers` processes, on a scratch database: (port, owner URL)."""
-    import http.server
-
-    http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True  # see bench/remember.py
-    from bench_setup import bench_admin_url, local_api, provider_settings, scratch_database
-
-    from gligabao import bootstrap
-    from gligabao.local.containers import ContainerPools
-
-    os.environ.update(POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
-    settings = {**provider_settings(anthropic, openai), "auth_mode": "none"}
-    with scratch_database(bench_admin_url(), settings) as scratch:
-        pools = (
-            ContainerPools(workers, settings_dump=bootstrap.bundle().settings.model_dump())
-            if workers
-            else None
-        )
-        with local_api(pools) as (port, _):
-            yield port, scratch.owner_url
-
-
 def load_ours(world, clients: int, workers: int, fakes) -> LoadFigures:
     """The world into our server on a fresh scratch database."""
-    with our_server(*fakes, workers) as (port, owner_url):
-        return load(f"ours ({workers}w)", port, world, clients, lambda: our_held_facts(owner_url))
+    with reference.our_database(*fakes) as scratch, reference.worker_api(workers) as port:
+        return load(f"ours ({workers}w)", port, world, clients, lambda: our_held_facts(scratch.owner_url))
 
 
 def load_reference(world, clients: int, binary: str, directory: Path, run: reference.Stage) -> LoadFigures:
@@ -173,6 +147,8 @@ def main() -> None:
     parser.add_argument("--reference-first", action="store_true", help="load the reference first")
     parser.add_argument("--reference-binary", help="the reference's binary (default: gligabao-server's)")
     args = parser.parse_args()
+    if args.workers < 1:
+        parser.error("--workers must be 1 or more")
     binary = reference.reference_binary(args.reference_binary)
     reference.enter_private_network()
     texts = -(-args.size // realistic_world.FACTS_PER_TEXT)
