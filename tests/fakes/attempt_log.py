@@ -15,10 +15,12 @@ extracted concurrently."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -27,11 +29,15 @@ class Attempt:
     asked_at: float  # the instant the policy chose the attempt's timeout at
     timeout: float | None  # the attempt's timeout, given to the SDK; None: the attempt was not made
     ends_by: float | None  # the attempt's own deadline, which bounds each of its socket operations
+    # which attempt it is: two attempts of one call made at once (a stage's concurrent calls) share
+    # their deadline, so their socket operations are told apart by it, not by the deadline
+    number: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
 class SocketOp:
     attempt_deadline: float | None  # the deadline of the attempt it belongs to (None: outside one)
+    attempt_number: int | None  # the attempt it belongs to (Attempt.number; None: outside one)
     before: float  # read just before the transport bounded it
     asked: float | None  # the SDK's (httpx's) timeout for this one operation
     given: float | None  # what the transport let it wait; None: refused, the attempt's time was up
@@ -50,6 +56,8 @@ class AttemptLog:
         self.waits: list[float] = []
         lock = threading.Lock()
         chosen = threading.local()  # the timeout chosen, until its attempt starts (same thread)
+        numbers = itertools.count(1)
+        current: ContextVar[int | None] = ContextVar("attempt_log_current_attempt", default=None)
 
         policy_timeout = retries.RetryPolicy.attempt_timeout
         real_attempt_deadline = retries.attempt_deadline
@@ -68,21 +76,26 @@ class AttemptLog:
         def attempt_deadline(instant):
             deadline, now, timeout = chosen.value
             with lock:
-                self.attempts.append(Attempt(deadline, now, timeout, instant))
-            with real_attempt_deadline(instant):
-                yield
+                number = next(numbers)
+                self.attempts.append(Attempt(deadline, now, timeout, instant, number))
+            token = current.set(number)
+            try:
+                with real_attempt_deadline(instant):
+                    yield
+            finally:
+                current.reset(token)
 
         def bounded(timeout, expired):
-            attempt = retries.current_attempt_deadline()
+            attempt, number = retries.current_attempt_deadline(), current.get()
             before = time.monotonic()
             try:
                 given = real_bounded(timeout, expired)
             except expired:
                 with lock:
-                    self.socket_ops.append(SocketOp(attempt, before, timeout, None))
+                    self.socket_ops.append(SocketOp(attempt, number, before, timeout, None))
                 raise
             with lock:
-                self.socket_ops.append(SocketOp(attempt, before, timeout, given))
+                self.socket_ops.append(SocketOp(attempt, number, before, timeout, given))
             return given
 
         log = self
@@ -117,12 +130,13 @@ class AttemptLog:
         return [attempt for attempt in self.attempts if attempt.timeout is None]
 
     def ops_of(self, attempt: Attempt) -> list[SocketOp]:
-        return [op for op in self.socket_ops if op.attempt_deadline == attempt.ends_by]
+        return [op for op in self.socket_ops if op.attempt_number == attempt.number]
 
     def assert_bounded(self, attempt: Attempt) -> None:
         """The attempt's timeout went to the SDK (each socket operation asked for it) and no socket
         operation of it could outlast its deadline; it had at least one."""
         ops = self.ops_of(attempt)
         assert ops, f"no socket operation went through the deadline-bound transport: {attempt}"
+        assert all(op.attempt_deadline == attempt.ends_by for op in ops), (attempt, ops)
         assert all(op.asked == attempt.timeout for op in ops), (attempt, ops)
         assert all(op.given is None or op.ends_by() <= attempt.ends_by for op in ops), (attempt, ops)
