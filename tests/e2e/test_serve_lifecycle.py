@@ -102,9 +102,13 @@ class Running:
         else:
             self.process.send_signal(signum)
         code = self.process.wait(timeout)
+        self.read_to_the_end()
+        return code
+
+    def read_to_the_end(self) -> None:
+        """Wait until what the ended process wrote has been read."""
         for reader in self._readers:
             reader.join(10)
-        return code
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -115,15 +119,39 @@ class Running:
 @contextmanager
 def serving(data_dir: Path, *options: str, **variables: str) -> Iterator[Running]:
     """`gligabao serve` on a free port with the data folder `data_dir`, once it listens."""
-    port = free_port()
-    served = Running(
-        gligabao("serve", "--port", str(port), *options), command_env(data_dir, **variables), port
-    )
+    served = start_serving(data_dir, options, variables)
     try:
         served.wait_for_line("gligabao listening on")
         yield served
     finally:
         served.kill()
+
+
+def start_serving(data_dir: Path, options: tuple[str, ...], variables: dict[str, str]) -> Running:
+    """`gligabao serve` started on a free port, on another when the one picked was taken before
+    serve bound it (a port is free when probed, not when used: the other test worker, or any
+    connection's ephemeral port, may take it in between)."""
+    for _ in range(3):
+        port = free_port()
+        served = Running(
+            gligabao("serve", "--port", str(port), *options), command_env(data_dir, **variables), port
+        )
+        if not port_was_taken(served):
+            return served
+    return served
+
+
+def port_was_taken(served: Running) -> bool:
+    """Whether serve stopped at once for its port being in use (it says so before anything starts)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline and served.process.poll() is None:
+        if any(line.startswith("gligabao listening on") for line in served.out):
+            return False
+        time.sleep(0.1)
+    if served.process.poll() != 2:
+        return False
+    served.read_to_the_end()
+    return any("is in use" in line for line in served.err)
 
 
 def postgres_of(pgdata: Path) -> list[psutil.Process]:
