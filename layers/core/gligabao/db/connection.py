@@ -74,12 +74,18 @@ def statement_timeout_ms(now: float | None = None) -> int | None:
     return max(1, int(left * 1000))
 
 
-# The transaction's user and statement timeout (NULL: the server's), set for the transaction only.
+# The transaction's user, the dataset it is about ('': none, every dataset of the user) and its
+# statement timeout (NULL: the server's), set for the transaction only. Row-level security shows
+# the rows of the user's datasets, and of the named one only (migration 0047): with a dataset
+# named, each policy reads one row of gb_datasets, whatever the number of the user's datasets.
 _SET_USER_AND_TIMEOUT = (
     "SELECT set_config('gligabao.user_id', {user}, true),"
+    " set_config('gligabao.dataset', coalesce({dataset}, ''), true),"
     " set_config('statement_timeout', coalesce({timeout}::text, current_setting('statement_timeout')), true)"
 )
-_PIPELINED_SET_USER_AND_TIMEOUT = _SET_USER_AND_TIMEOUT.format(user="%(user)s", timeout="%(timeout)s")
+_PIPELINED_SET_USER_AND_TIMEOUT = _SET_USER_AND_TIMEOUT.format(
+    user="%(user)s", dataset="%(dataset)s::text", timeout="%(timeout)s"
+)
 
 
 @dataclass(frozen=True)
@@ -155,7 +161,13 @@ class Database:
 
     @contextmanager
     def transaction(
-        self, user_id: str, dataset: str | None = None, *, lock_dataset: bool = False, pipeline: bool = False
+        self,
+        user_id: str,
+        dataset: str | None = None,
+        *,
+        lock_dataset: bool = False,
+        pipeline: bool = False,
+        scope: str | None = None,
     ) -> Iterator[UnitOfWork]:
         """A unit of work of `user_id`: committed when the block ends, rolled back when it raises.
 
@@ -164,15 +176,19 @@ class Database:
         dataset is created when missing and its row locked until the transaction ends (the stores
         of one dataset run one at a time).
 
+        The transaction sees the rows of that dataset only (`gligabao.dataset`), or of `scope`'s,
+        a dataset it is about without its id being looked up; with neither, all the user's.
+
         `pipeline`: the block runs in psycopg's pipeline mode: a statement costs a round trip only
         when its result is read, so statements sent before a read share its round trip, and those
         sent last (their results unread, or read after the block) share the one of COMMIT.
         """
+        scope = dataset if dataset is not None else scope
         if pipeline and dataset is None and self._trusted():
-            with self._pipelined(self.connection(), user_id, None, begin=True) as uow:
+            with self._pipelined(self.connection(), user_id, None, begin=True, scope=scope) as uow:
                 yield uow
             return
-        conn, dataset_id = self._begin(user_id, dataset, lock_dataset)
+        conn, dataset_id = self._begin(user_id, dataset, lock_dataset, scope)
         if pipeline:
             with self._pipelined(conn, user_id, dataset_id) as uow:
                 yield uow
@@ -186,20 +202,28 @@ class Database:
         self._finish(conn, b"COMMIT", None)
         self._local.used_at = time.monotonic()
 
-    def read(self, user_id: str, work: Callable[[UnitOfWork], T], dataset: str | None = None) -> T:
+    def read(
+        self,
+        user_id: str,
+        work: Callable[[UnitOfWork], T],
+        dataset: str | None = None,
+        *,
+        scope: str | None = None,
+    ) -> T:
         """`work`, which only reads, in a pipelined transaction of `user_id` (with `dataset`'s id
-        looked up, as `transaction` does). A connection used moments ago is trusted without a
-        check: dropped since (a failover, a killed backend), its first read fails, and `work` runs
-        once more on a new connection, checked with a BEGIN of its own. Only a read is sent again:
-        a write whose COMMIT was lost may have been applied."""
+        looked up and the rows seen those of `dataset` or `scope`, as `transaction` does). A
+        connection used moments ago is trusted without a check: dropped since (a failover, a killed
+        backend), its first read fails, and `work` runs once more on a new connection, checked
+        with a BEGIN of its own. Only a read is sent again: a write whose COMMIT was lost may have
+        been applied."""
         trusted = dataset is None and self._trusted()
         try:
-            with self.transaction(user_id, dataset, pipeline=True) as uow:
+            with self.transaction(user_id, dataset, pipeline=True, scope=scope) as uow:
                 return work(uow)
         except DatabaseUnavailable:
             if not trusted:
                 raise
-        with self.transaction(user_id, dataset, pipeline=True) as uow:
+        with self.transaction(user_id, dataset, pipeline=True, scope=scope) as uow:
             return work(uow)
 
     def _trusted(self) -> bool:
@@ -214,7 +238,12 @@ class Database:
 
     @contextmanager
     def _pipelined(
-        self, conn: psycopg.Connection, user_id: str, dataset_id: int | None, begin: bool = False
+        self,
+        conn: psycopg.Connection,
+        user_id: str,
+        dataset_id: int | None,
+        begin: bool = False,
+        scope: str | None = None,
     ) -> Iterator[UnitOfWork]:
         pipeline = conn.pipeline()
         pipeline.__enter__()
@@ -237,7 +266,8 @@ class Database:
             if begin:
                 conn.execute(b"BEGIN")
                 conn.execute(
-                    _PIPELINED_SET_USER_AND_TIMEOUT, {"user": user_id, "timeout": statement_timeout_ms()}
+                    _PIPELINED_SET_USER_AND_TIMEOUT,
+                    {"user": user_id, "dataset": scope, "timeout": statement_timeout_ms()},
                 )
             try:
                 yield UnitOfWork(conn, user_id, dataset_id, lambda: end(b"COMMIT", None))
@@ -258,7 +288,7 @@ class Database:
         self._local.used_at = time.monotonic()
 
     def _begin(
-        self, user_id: str, dataset: str | None, lock_dataset: bool = False
+        self, user_id: str, dataset: str | None, lock_dataset: bool = False, scope: str | None = None
     ) -> tuple[psycopg.Connection, int | None]:
         """BEGIN, the transaction's user (and the dataset's id) in one round trip. A connection the
         server dropped while the container was frozen (proxy idle timeout, failover) is replaced
@@ -267,7 +297,7 @@ class Database:
             conn = self.connection()
             try:
                 cursor = conn.execute(
-                    _begin_statement(user_id, dataset, lock_dataset, statement_timeout_ms())
+                    _begin_statement(user_id, dataset, lock_dataset, statement_timeout_ms(), scope)
                 )
                 dataset_id = _dataset_id(cursor) if dataset is not None else None
             except errors.QueryCanceled as exc:  # waited past the deadline (the dataset's lock)
@@ -338,13 +368,19 @@ def _raise_timeout_of(exc: BaseException) -> None:
 
 
 def _begin_statement(
-    user_id: str, dataset: str | None, lock_dataset: bool = False, timeout_ms: int | None = None
+    user_id: str,
+    dataset: str | None,
+    lock_dataset: bool = False,
+    timeout_ms: int | None = None,
+    scope: str | None = None,
 ) -> sql.Composed:
     # Several statements in one message need the simple protocol, so the values are bound by
     # psycopg's own literal quoting (never by string formatting). Since PostgreSQL 13 each
     # statement of the message has the timeout the one before it set.
     begin = sql.SQL("BEGIN; " + _SET_USER_AND_TIMEOUT).format(
-        user=sql.Literal(user_id), timeout=sql.Literal(timeout_ms)
+        user=sql.Literal(user_id),
+        dataset=sql.Literal(scope) + sql.SQL("::text"),
+        timeout=sql.Literal(timeout_ms),
     )
     if dataset is None:
         return begin

@@ -96,7 +96,9 @@ def answer(memory: Memory, question: Question) -> Answer:
                 calls.wait()  # never leave the call with a model call still in flight
 
         try:
-            context = memory.database.read(question.user_id, first_read, None if seen else question.dataset)
+            context = memory.database.read(
+                question.user_id, first_read, None if seen else question.dataset, scope=question.dataset
+            )
         except NotFound:  # deleted since this container last queried it
             known.pop(key, None)
             raise
