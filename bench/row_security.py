@@ -9,6 +9,12 @@ so that both see the same load on the machine.
 Retrieval: the questions of bench/query.py on its 10k-edge database (built the first time, kept in
 var/bench-pgdata). Remember: the remembers of bench/remember.py (1, 10 and 50 facts) in a scratch
 database, with the fake providers answering instantly. Medians (and p95 for retrieval) per role.
+
+Then, with --datasets (0: none), a query over the local API on the small graph of bench/overhead.py
+while its user holds ever more other datasets (empty ones, 0 to the number given): the policies'
+cost with the number of a user's datasets (migration 0047: none, the transaction naming its own).
+
+    .venv/bin/python bench/row_security.py --queries 0 --repeat 0 --datasets 10000
 """
 
 from __future__ import annotations
@@ -34,11 +40,52 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200, help="questions, each run as both roles")
     parser.add_argument("--repeat", type=int, default=5, help="remember runs per figure and role (0: none)")
     parser.add_argument("--size", default="10k", help="the bench/query.py database: 10k, 100k or 1m edges")
+    parser.add_argument(
+        "--datasets", type=int, default=0, help="other datasets of the querying user, at most"
+    )
     args = parser.parse_args()
-    retrieval(args.queries, query_bench.size_of(args.size))
+    if args.queries:
+        retrieval(args.queries, query_bench.size_of(args.size))
     if args.repeat:
         remembers(args.repeat)
+    if args.datasets:
+        many_datasets(args.datasets)
     return 0
+
+
+def many_datasets(most: int, runs: int = 100) -> None:
+    import overhead
+
+    print(f"\nquery over the local API, small graph, median of {runs} runs, as the user's datasets grow:")
+    with overhead.bench_service() as (port, _api):
+        way, held = overhead.OverHttp(port), 0
+        for count in sorted({0, most // 100, most // 10, most}):
+            holding(count - held)
+            held = count
+            for _ in range(20):  # warm-up: connections, plans, caches
+                way.post("/v1/gb/query", overhead.query_body())
+            times = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                way.post("/v1/gb/query", overhead.query_body())
+                times.append((time.perf_counter() - started) * 1000)
+            print(
+                f"  {count:>7,} other datasets  p50 {statistics.median(times):5.1f} ms  p95 {query_bench.percentile(times, 0.95):5.1f} ms"
+            )
+
+
+def holding(more: int) -> None:
+    """`more` empty datasets for the bench's user, as its own transaction adds them."""
+    from gligabao import bootstrap
+
+    if more <= 0:
+        return
+    with bootstrap.bundle().database.transaction("bench") as uow:
+        uow.conn.execute(
+            "INSERT INTO gb_datasets (user_id, name) SELECT 'bench', 'other-' || g || '-' || %s"
+            " FROM generate_series(1, %s) AS g",
+            [more, more],
+        )
 
 
 def retrieval(count: int, edges: int) -> None:
