@@ -4,7 +4,7 @@ client waited for each round trip against what the server spent on the statement
 Used by bench/overhead.py (its last table). The client's wait is timed around psycopg's waits for
 results (tests/sql_counting.py); the server's time is each statement sent again afterwards under
 `EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON)` (no per-node timing to inflate it), with the same
-parameters, as the same user, its writes undone: its planning and execution times as PostgreSQL
+parameters, as the same user (and dataset, when its transaction named one), its writes undone: its planning and execution times as PostgreSQL
 reports them. A statement the
 service prepares skips planning after its fifth use, so the execution time is what it pays; the
 rest of the wait is the network, psycopg (adapting parameters, parsing rows) and waiting in the
@@ -88,11 +88,29 @@ def recorded(request: Request) -> Iterator[None]:
             psycopg.Cursor.execute = original
 
 
-def server_times(database, user_id: str, statement: Sent) -> tuple[float, float] | None:
+NAMED_DATASET = re.compile(r"set_config\('gligabao\.dataset', coalesce\('((?:[^']|'')*)'")
+
+
+def transaction_scope(request: Request) -> str | None:
+    """The dataset the request's first transaction named (`gligabao.dataset`), if any: its
+    statements are explained under the same row-level security (db/connection.py)."""
+    for sent in (sent for trip in request.round_trips for sent in trip):
+        if "gligabao.dataset" not in sent.text:
+            continue
+        if isinstance(sent.params, dict):
+            return sent.params.get("dataset") or None
+        found = NAMED_DATASET.search(sent.text)
+        return found.group(1).replace("''", "'") if found else None
+    return None
+
+
+def server_times(
+    database, user_id: str, statement: Sent, scope: str | None = None
+) -> tuple[float, float] | None:
     """(planning, execution) ms of `statement` explained, its writes undone; None when not explained."""
     if NOT_EXPLAINED.match(statement.text):
         return None
-    with database.transaction(user_id) as uow:
+    with database.transaction(user_id, scope=scope) as uow:
         uow.conn.execute("SAVEPOINT explained")
         plan = uow.conn.execute(
             f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {statement.text}", statement.params
@@ -132,7 +150,8 @@ def print_round_trips(
         print(f"{f'{index + 1}.':<48}{wait:>12.2f}")
         for position, statement in enumerate(kept[0].round_trips[index]):
             times = [
-                server_times(database, user_id, r.round_trips[index][position]) for r in kept[:explained]
+                server_times(database, user_id, r.round_trips[index][position], transaction_scope(r))
+                for r in kept[:explained]
             ]
             if times[0] is None:
                 print(f"{'   ' + label(statement.text):<48}{'':>12}{'-':>12}{'-':>12}")
