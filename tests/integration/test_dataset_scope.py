@@ -9,6 +9,8 @@ from contextlib import contextmanager
 import psycopg
 import pytest
 from graph_rows import add_dataset, add_edge, add_entity, alice_works_at_acme
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_row_level_security import two_users
 
 # The tables whose rows belong to a dataset (gb_datasets and gb_inferences are the user's).
@@ -135,3 +137,45 @@ def test_with_a_dataset_named_the_policy_reads_one_dataset_row_however_many_the_
 
     assert named == 1
     assert unnamed == 301  # every dataset of the user: what every policy read before 0047
+
+
+NAMES = ["main", "notes", "work"]
+USERS = ["u1", "u2", "u3"]
+
+
+@st.composite
+def layouts(draw):
+    """Which user holds which dataset names (names shared across users), and how many edges each."""
+    held = draw(
+        st.lists(
+            st.tuples(st.sampled_from(USERS), st.sampled_from(NAMES)), min_size=1, max_size=7, unique=True
+        )
+    )
+    return {dataset: draw(st.integers(0, 3)) for dataset in held}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(layout=layouts(), user=st.sampled_from(USERS), scope=st.sampled_from([None, *NAMES]))
+def test_a_transaction_sees_exactly_the_rows_of_its_users_named_dataset_or_of_all_its_datasets(
+    db, database_url, layout, user, scope
+):
+    db.execute("TRUNCATE gb_datasets CASCADE")
+    ids = {}
+    for (owner, name), edges in layout.items():
+        dataset = ids[(owner, name)] = add_dataset(db, owner, name)
+        for n in range(edges):
+            a, b = add_entity(db, dataset, f"A{n}"), add_entity(db, dataset, f"B{n}")
+            add_edge(db, dataset, a, b, "knows")
+    expected = {
+        ids[key]
+        for key, edges in layout.items()
+        if edges and key[0] == user and (scope is None or key[1] == scope)
+    }
+
+    with as_the_service(database_url, user, scope) as conn:
+        edges_seen = {row[0] for row in conn.execute("SELECT dataset_id FROM gb_edges").fetchall()}
+        entities_seen = {row[0] for row in conn.execute("SELECT dataset_id FROM gb_entities").fetchall()}
+        datasets_seen = {row[0] for row in conn.execute("SELECT id FROM gb_datasets").fetchall()}
+
+    assert edges_seen == entities_seen == expected
+    assert datasets_seen == {ids[key] for key in layout if key[0] == user}  # the list is the user's
