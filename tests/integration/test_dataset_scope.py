@@ -7,6 +7,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import psycopg
+import psycopg.rows
 import pytest
 from graph_rows import add_dataset, add_edge, add_entity, alice_works_at_acme
 from hypothesis import HealthCheck, given, settings
@@ -179,3 +180,35 @@ def test_a_transaction_sees_exactly_the_rows_of_its_users_named_dataset_or_of_al
 
     assert edges_seen == entities_seen == expected
     assert datasets_seen == {ids[key] for key in layout if key[0] == user}  # the list is the user's
+
+
+@pytest.mark.parametrize("kind", ["artifact", "entity", "edge"])
+def test_locking_the_dataset_of_a_row_found_by_id_narrows_the_transaction_to_it(db, database_url, kind):
+    """Forget, corrections and restores find their dataset by a row's id: from its lock on, they
+    see that dataset only (and each policy reads one row of gb_datasets)."""
+    from gligabao.db import forget as forget_rows
+
+    datasets = with_a_second_dataset_of_u1(db)
+    main = datasets["u1"]
+    row_id = db.execute(
+        {
+            "artifact": "SELECT id FROM gb_artifacts WHERE dataset_id = %s AND parent_id IS NULL LIMIT 1",
+            "entity": "SELECT id FROM gb_entities WHERE dataset_id = %s LIMIT 1",
+            "edge": "SELECT id FROM gb_edges WHERE dataset_id = %s LIMIT 1",
+        }[kind],
+        [main],
+    ).fetchone()[0]
+    lock = {
+        "artifact": lambda conn: forget_rows.lock_dataset_of_artifact(conn, "u1", row_id).dataset_id,
+        "entity": lambda conn: forget_rows.lock_dataset_of_entity(conn, "u1", row_id),
+        "edge": lambda conn: forget_rows.lock_dataset_of_edge(conn, "u1", row_id),
+    }[kind]
+
+    with as_the_service(database_url, "u1", None) as conn:
+        conn.row_factory = psycopg.rows.dict_row
+        before = {row["dataset_id"] for row in conn.execute("SELECT dataset_id FROM gb_edges").fetchall()}
+        assert lock(conn) == main
+        after = {row["dataset_id"] for row in conn.execute("SELECT dataset_id FROM gb_edges").fetchall()}
+
+    assert before == {main, datasets["u1 notes"]}
+    assert after == {main}

@@ -26,6 +26,7 @@ class ArtifactOwner:
     dataset_id: int
     parent_id: int | None  # set for a chunk: the text it is a part of
     chunk_index: int | None
+    narrowed_to: str | None = None  # the dataset's name, which the transaction now names (NARROW)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,13 @@ class DeletedRows:
     kept_edges: list[int]  # edges that lost statements and stay (another artifact supports them)
 
 
+# Found by a row's id, the dataset then narrows the rest of the transaction to itself: what follows
+# (the deletions, the history derived again, a correction's writes) sees that dataset's rows only,
+# and each policy reads one row of gb_datasets instead of every dataset of the user (migration
+# 0047, db/connection.py). Set in the lock's own statement: no round trip more.
+NARROW = "set_config('gligabao.dataset', d.name, true) AS narrowed_to"
+
+
 def lock_dataset_of_artifact(
     conn: psycopg.Connection, user_id: str, artifact_id: int
 ) -> ArtifactOwner | None:
@@ -46,8 +54,8 @@ def lock_dataset_of_artifact(
     return (
         conn.cursor(row_factory=class_row(ArtifactOwner))
         .execute(
-            """
-        SELECT d.id AS dataset_id, a.parent_id, a.chunk_index
+            f"""
+        SELECT d.id AS dataset_id, a.parent_id, a.chunk_index, {NARROW}
         FROM gb_artifacts a
         JOIN gb_datasets d ON d.id = a.dataset_id
         WHERE a.id = %s AND d.user_id = %s
@@ -73,13 +81,13 @@ def _lock_dataset_of(conn: psycopg.Connection, table: str, user_id: str, row_id:
     row = conn.execute(
         sql.SQL(
             """
-        SELECT d.id
+        SELECT d.id, {narrow}
         FROM {table} r
         JOIN gb_datasets d ON d.id = r.dataset_id
         WHERE r.id = %s AND d.user_id = %s
         FOR NO KEY UPDATE OF d
         """
-        ).format(table=sql.Identifier(table)),
+        ).format(narrow=sql.SQL(NARROW), table=sql.Identifier(table)),
         [row_id, user_id],
     ).fetchone()
     return row["id"] if row else None
