@@ -11,8 +11,9 @@ var/bench-pgdata). Remember: the remembers of bench/remember.py (1, 10 and 50 fa
 database, with the fake providers answering instantly. Medians (and p95 for retrieval) per role.
 
 Then, with --datasets (0: none), a query over the local API on the small graph of bench/overhead.py
-while its user holds ever more other datasets (empty ones, 0 to the number given): the policies'
-cost with the number of a user's datasets (migration 0047: none, the transaction naming its own).
+while its user holds ever more other datasets (of 20 entities each, 0 to the number given), and
+the first page of its datasets list (GET /v1/gb/datasets, 500 with their counts): the policies'
+cost with the number of a user's datasets (migrations 0047 and 0048).
 
     .venv/bin/python bench/row_security.py --queries 0 --repeat 0 --datasets 10000
 """
@@ -56,12 +57,13 @@ def main() -> int:
 def many_datasets(most: int, runs: int = 100) -> None:
     import overhead
 
-    print(f"\nquery over the local API, small graph, median of {runs} runs, as the user's datasets grow:")
+    print(f"\nover the local API, small graph, {runs} queries and lists each, as the user's datasets grow:")
     with overhead.bench_service() as (port, _api):
-        way, held = overhead.OverHttp(port), 0
+        held = 0
         for count in sorted({0, most // 100, most // 10, most}):
             holding(count - held)
             held = count
+            way = overhead.OverHttp(port)  # a new connection: the server closes an idle one
             for _ in range(20):  # warm-up: connections, plans, caches
                 way.post("/v1/gb/query", overhead.query_body())
             times = []
@@ -69,13 +71,23 @@ def many_datasets(most: int, runs: int = 100) -> None:
                 started = time.perf_counter()
                 way.post("/v1/gb/query", overhead.query_body())
                 times.append((time.perf_counter() - started) * 1000)
+            listed = []
+            for _ in range(max(5, runs // 10)):
+                started = time.perf_counter()
+                way.connection.request("GET", "/v1/gb/datasets?user_id=bench")
+                reply = way.connection.getresponse()
+                assert reply.status == 200, reply.read()
+                reply.read()
+                listed.append((time.perf_counter() - started) * 1000)
             print(
-                f"  {count:>7,} other datasets  p50 {statistics.median(times):5.1f} ms  p95 {query_bench.percentile(times, 0.95):5.1f} ms"
+                f"  {count:>7,} other datasets: query p50 {statistics.median(times):5.1f} ms"
+                f"  p95 {query_bench.percentile(times, 0.95):5.1f} ms;"
+                f" datasets list p50 {statistics.median(listed):6.1f} ms"
             )
 
 
 def holding(more: int) -> None:
-    """`more` empty datasets for the bench's user, as its own transaction adds them."""
+    """`more` datasets of 20 entities each for the bench's user, as its own transaction adds them."""
     from gligabao import bootstrap
 
     if more <= 0:
@@ -86,6 +98,16 @@ def holding(more: int) -> None:
             " FROM generate_series(1, %s) AS g",
             [more, more],
         )
+        uow.conn.execute(
+            """INSERT INTO gb_entities (dataset_id, name, normalized_name, type)
+               SELECT d.id, 'Entity ' || g, 'entity ' || g, 'thing'
+               FROM gb_datasets d CROSS JOIN generate_series(1, 20) AS g
+               WHERE d.user_id = 'bench' AND d.name LIKE %s""",
+            [f"other-%-{more}"],
+        )
+    with bootstrap.bundle().database.transaction("bench") as uow:
+        # as a large remember does (db/graph_writes.py): the statistics see the rows just added
+        uow.conn.execute("SELECT gb_analyze_stale_graph()")
 
 
 def retrieval(count: int, edges: int) -> None:

@@ -55,3 +55,24 @@ def test_the_counts_are_exact_and_read_the_indexes_not_each_artifact_and_fact(db
     assert (main.artifacts, main.queued, main.failed, main.entities, main.edges) == (2005, 2, 2, 40, 400)
     assert next(row for row in rows if row.name == "other").artifacts == 1
     assert read < 50, read  # 4,820 without migration 0025's indexes, 4,018 with the statement before it
+
+
+def test_the_counting_function_counts_only_the_transaction_users_datasets(db, database_url):
+    """gb_dataset_sizes counts with the owner's rights (migration 0048): given another user's
+    dataset ids, or run without a user, it returns nothing of them."""
+    mine = Graph(db, "u1", "main")
+    mine.text("u1's text")
+    theirs = Graph(db, "u2", "main")
+    theirs.entity("Someone", embedding=None)
+    theirs.text("u2's text")
+    ids = [mine.dataset_id, theirs.dataset_id]
+
+    def sizes(user_id: str | None) -> list[dict]:
+        with psycopg.connect(database_url, row_factory=dict_row) as conn, conn.transaction():
+            if user_id is not None:
+                conn.execute("SELECT set_config('gligabao.user_id', %s, true)", [user_id])
+            return conn.execute("SELECT * FROM gb_dataset_sizes(%s) ORDER BY dataset_id", [ids]).fetchall()
+
+    assert sizes("u1") == [{"dataset_id": mine.dataset_id, "artifacts": 1, "entities": 0, "edges": 0}]
+    assert sizes("u2") == [{"dataset_id": theirs.dataset_id, "artifacts": 1, "entities": 1, "edges": 0}]
+    assert sizes(None) == []
