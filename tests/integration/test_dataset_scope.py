@@ -12,26 +12,10 @@ import pytest
 from graph_rows import add_dataset, add_edge, add_entity, alice_works_at_acme
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_row_level_security import two_users
+from test_row_level_security import PROTECTED_TABLES, two_users
 
 # The tables whose rows belong to a dataset (gb_datasets and gb_inferences are the user's).
-DATASET_TABLES = (
-    "gb_artifacts",
-    "gb_entities",
-    "gb_entity_recency",
-    "gb_entity_descriptions",
-    "gb_edges",
-    "gb_entity_artifacts",
-    "gb_edge_artifacts",
-    "gb_entity_sessions",
-    "gb_edge_sessions",
-    "gb_image_artifacts",
-    "gb_trajectories",
-    "gb_prepared_texts",
-    "gb_series",
-    "gb_series_points",
-    "gb_series_anchors",
-)
+DATASET_TABLES = tuple(table for table in PROTECTED_TABLES if table not in ("gb_datasets", "gb_inferences"))
 
 
 @contextmanager

@@ -297,6 +297,23 @@ def test_the_keyword_lookups_find_nothing_in_another_users_dataset(db, database_
     assert found("u1") == [[]] * 6
 
 
+def alices_seeds(conn):
+    """The keyword seeds of "who is alice" in u1's dataset main, sent and read as retrieval does."""
+    return graph_reads.read_keyword_seeds(
+        graph_reads.send_keyword_seeds(
+            conn,
+            user_id="u1",
+            dataset="main",
+            terms=["alice"],
+            term_grams=[term_grams("alice")],
+            normalized_question="who is alice",
+            name_prefixes=name_prefix_keys("who is alice"),
+            limit=10,
+            window=1000,
+        )
+    )
+
+
 def test_the_keyword_statement_calls_each_lookup_once_and_reads_the_rows_it_names(db, database_url):
     """Row-level security keeps non-LEAKPROOF conditions (the gram `@>`) from the indexes: the
     keyword statement gets ids from the lookup functions, each an InitPlan (once per statement,
@@ -307,34 +324,10 @@ def test_the_keyword_statement_calls_each_lookup_once_and_reads_the_rows_it_name
     db.execute("ANALYZE")
 
     with as_the_service(database_url, "u1", row_factory=dict_row) as conn:
-        seeds = graph_reads.read_keyword_seeds(
-            graph_reads.send_keyword_seeds(
-                conn,
-                user_id="u1",
-                dataset="main",
-                terms=["alice"],
-                term_grams=[term_grams("alice")],
-                normalized_question="who is alice",
-                name_prefixes=name_prefix_keys("who is alice"),
-                limit=10,
-                window=1000,
-            )
-        )
+        seeds = alices_seeds(conn)
         plans = []
         spy = _Explaining(conn, plans)
-        graph_reads.read_keyword_seeds(
-            graph_reads.send_keyword_seeds(
-                spy,
-                user_id="u1",
-                dataset="main",
-                terms=["alice"],
-                term_grams=[term_grams("alice")],
-                normalized_question="who is alice",
-                name_prefixes=name_prefix_keys("who is alice"),
-                limit=10,
-                window=1000,
-            )
-        )
+        alices_seeds(spy)
 
     alice = db.execute(
         "SELECT id FROM gb_entities WHERE dataset_id = %s AND name = 'Alice'", [datasets["u1"]]
