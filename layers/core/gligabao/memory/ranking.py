@@ -167,6 +167,9 @@ def path_scores(
         if strength > 0 and strength >= limits.rank_path_seed_strength * strongest
     ]
     best: dict[int, float] = {}
+    # Computed once, not once for each path through the fact: most facts lie on many.
+    cosines_of = [signals.edge_similarity.get(edge.id) or 0.0 for edge in edges]
+    term_values: dict[frozenset[str], float] = {}  # the terms a path holds -> what they add
     for hop in range(limits.rank_path_hops):
         grown = []
         for _, at, anchor, cosines, met, taken in paths:
@@ -174,13 +177,18 @@ def path_scores(
                 if index in taken:
                     continue
                 edge = edges[index]
-                cosine = signals.edge_similarity.get(edge.id) or 0.0
+                cosine = cosines_of[index]
                 summed = max(cosines, cosine) if by_best and hop else cosines + cosine
                 terms = met | edge_terms[index]
+                terms_value = term_values.get(terms)
+                if terms_value is None:
+                    terms_value = term_values[terms] = limits.rank_keyword_weight * sum(
+                        weights[term] for term in terms
+                    )
                 value = (
                     anchor
                     + (summed if by_best else summed / (hop + 1))
-                    + limits.rank_keyword_weight * sum(weights[term] for term in terms)
+                    + terms_value
                     - limits.rank_hop_cost * hop
                 )
                 far = edge.target_id if edge.source_id == at else edge.source_id
@@ -396,6 +404,11 @@ def cut(
                 scored("entity", item.id, score)
                 budget -= cost
         elif kind == "edge":
+            # The line holds the fact's relation and description at least: a fact that cannot fit
+            # is passed over without its line written (most of a large context's, once the budget
+            # is nearly spent).
+            if math.ceil((len(item.relation) + len(item.description or "") + 1) / CHARS_PER_TOKEN) > budget:
+                continue
             ends = [i for i in (item.source_id, item.target_id) if i in names]
             source, target = names.get(item.source_id), names.get(item.target_id)
             cost = estimated_tokens(
