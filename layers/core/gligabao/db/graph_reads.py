@@ -619,15 +619,21 @@ _AROUND_ANY_TIME = """
 # first. The third hop: the same from the far ends of the `%(third_frontier)s` second-hop facts
 # whose paths met most terms (then the most similar), `%(third_hop_per_end)s` facts each: "in which city is the museum that Alice's husband
 # designed?" reaches the museum's city in the same statement.
+# Each scanned fact's cosine is computed in the scan, on the row it has just read (the vector is in
+# the row: migration 0013), though only the `%(second_hop)s` kept per end need it: reading the kept
+# ones again by their key to compute it cost more (a realistic world's context statement at 10,000
+# facts, docs/performance.md "Realistic world").
 _HOP = """
-        SELECT n.id, n.far_end, n.used, n.matched, g.embedding <=> %(q)s::vector AS distance
-        FROM (SELECT e.id, e.far_end, {used} || m.terms AS used, cardinality(m.terms) AS matched, e.created_at
-              FROM ((SELECT g.id, g.target_id AS far_end, g.relation, g.description, g.created_at
+        SELECT n.id, n.far_end, n.used, n.matched, n.distance
+        FROM (SELECT e.id, e.far_end, {used} || m.terms AS used, cardinality(m.terms) AS matched, e.distance
+              FROM ((SELECT g.id, g.target_id AS far_end, g.relation, g.description, g.created_at,
+                            g.embedding <=> %(q)s::vector AS distance
                      FROM gb_edges AS g
                      WHERE g.source_id = {entity} AND {facts} AND g.dataset_id + 0 = %(ds)s
                      ORDER BY g.created_at DESC, g.id DESC LIMIT %(hop_scan)s)
                     UNION ALL
-                    (SELECT g.id, g.source_id, g.relation, g.description, g.created_at
+                    (SELECT g.id, g.source_id, g.relation, g.description, g.created_at,
+                            g.embedding <=> %(q)s::vector
                      FROM gb_edges AS g
                      WHERE g.target_id = {entity} AND {facts} AND g.dataset_id + 0 = %(ds)s
                      ORDER BY g.created_at DESC, g.id DESC LIMIT %(hop_scan)s)) AS e
@@ -640,8 +646,7 @@ _HOP = """
                                ORDER BY t.term) AS terms) AS m
               ORDER BY cardinality(m.terms) DESC, e.created_at DESC, e.id DESC
               LIMIT %(second_hop)s) AS n
-        JOIN gb_edges AS g ON g.id = n.id
-        ORDER BY n.matched DESC, distance, n.id
+        ORDER BY n.matched DESC, n.distance, n.id
         LIMIT {take}"""
 
 _SECOND_HOP = (
