@@ -69,8 +69,9 @@ def built_from_values(cls: type[T], defaults: dict[str, Any], **values: Any) -> 
     for the rest), without its generated `__init__`: a frozen dataclass sets each field through
     `object.__setattr__`, 2.4 us for a StoredEdge against 0.6 this way, and a query's context
     statement returns some 900 entities and edges at 10,000 facts (memory/retrieval.py). Equal,
-    and of equal hash, to the instance `__init__` would make; only for classes without
-    `__post_init__`."""
+    and of equal hash, to the instance `__init__` would make, when `values` name every field
+    without a default (nothing checks it: the caller's list is fixed); only for classes without
+    `__post_init__` or slots."""
     built = object.__new__(cls)
     built.__dict__.update(defaults)
     built.__dict__.update(values)
