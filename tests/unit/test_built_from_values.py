@@ -28,7 +28,6 @@ def test_an_edge_built_from_values_is_the_edge_init_makes(edge_id, relation, des
     )
     built = built_from_values(
         StoredEdge,
-        field_defaults(StoredEdge),
         id=edge_id,
         source_id=2,
         target_id=3,
@@ -46,9 +45,7 @@ def test_an_edge_built_from_values_is_the_edge_init_makes(edge_id, relation, des
 
 
 def test_an_entity_built_from_values_stays_frozen():
-    entity = built_from_values(
-        StoredEntity, field_defaults(StoredEntity), id=1, name="Alice", type="person", description=""
-    )
+    entity = built_from_values(StoredEntity, id=1, name="Alice", type="person", description="")
     assert entity == StoredEntity(1, "Alice", "person", "")
     with pytest.raises(FrozenInstanceError):
         entity.name = "Bob"  # type: ignore[misc]

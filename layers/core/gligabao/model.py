@@ -7,6 +7,7 @@ They import nothing of the project, so any layer may use them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from typing import Any, TypeVar
@@ -64,22 +65,23 @@ class StoredEdge:
     model_id: str | None = None  # the model that extracted it; None: facts a caller brought, or older rows
 
 
-def built_from_values(cls: type[T], defaults: dict[str, Any], **values: Any) -> T:
-    """An instance of the frozen dataclass `cls` from `values` (its fields' defaults, `defaults`,
-    for the rest), without its generated `__init__`: a frozen dataclass sets each field through
+def built_from_values(cls: type[T], **values: Any) -> T:
+    """An instance of the frozen dataclass `cls` from `values` (its fields' defaults for the rest),
+    without its generated `__init__`: a frozen dataclass sets each field through
     `object.__setattr__`, 2.4 us for a StoredEdge against 0.6 this way, and a query's context
     statement returns some 900 entities and edges at 10,000 facts (memory/retrieval.py). Equal,
-    and of equal hash, to the instance `__init__` would make, when `values` name every field
+    and of equal hash, to the instance `__init__` would make when `values` name every field
     without a default (nothing checks it: the caller's list is fixed); only for classes without
     `__post_init__` or slots."""
     built = object.__new__(cls)
-    built.__dict__.update(defaults)
+    built.__dict__.update(field_defaults(cls))
     built.__dict__.update(values)
     return built
 
 
+@functools.cache
 def field_defaults(cls: type) -> dict[str, Any]:
-    """The defaults of the dataclass `cls`'s fields (those that have one), for built_from_values;
+    """The defaults of the dataclass `cls`'s fields (those that have one), read once per class;
     ValueError for a field with a default factory (a value made afresh for each instance)."""
     if any(f.default_factory is not MISSING for f in fields(cls)):
         raise ValueError(f"{cls.__name__} has a field with a default factory")

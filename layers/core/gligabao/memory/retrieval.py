@@ -29,7 +29,7 @@ from gligabao.errors import NotFound, ProviderError
 from gligabao.limits import DEFAULT_LIMITS, Limits
 from gligabao.memory import ranking
 from gligabao.memory.names import normalized_name
-from gligabao.model import Nearby, Passage, StoredEdge, StoredEntity, built_from_values, field_defaults
+from gligabao.model import Nearby, Passage, StoredEdge, StoredEntity, built_from_values
 
 # The numbers of the seed (SPEC section 14) live once, in gligabao.limits (DEFAULT_LIMITS, Limits).
 
@@ -332,8 +332,6 @@ CONTEXT_COLUMNS = (
     "text",
 )
 _BANDS = {band.value: band for band in Band}  # a dict lookup, not the enum's call, for each row
-_ENTITY_DEFAULTS = field_defaults(StoredEntity)
-_EDGE_DEFAULTS = field_defaults(StoredEdge)
 
 
 def context_from_rows(dataset_id: int, rows: list[dict]) -> Context:
@@ -347,8 +345,8 @@ def context_from_tuples(dataset_id: int, columns: Sequence[str], rows: list[Sequ
     """The Context of the rows of graph_reads.send_context_rows (already in rendering order), as
     tuples of `columns`: a query's 800-odd rows at 10,000 facts are read about 1 ms sooner than as
     dicts (bench/context_rows.py), and its entities and edges built without their dataclasses'
-    `__init__` (model.built_from_values: 1.3 ms sooner). Each row's `band` (graph_reads.Band) says what it is and why it
-    is there. `model_id` may be missing (None); every other column of CONTEXT_COLUMNS is required."""
+    `__init__` (model.built_from_values: 1.0 ms sooner). Each row's `band` (graph_reads.Band)
+    says what it is and why it is there. `model_id` may be missing (None); every other column of CONTEXT_COLUMNS is required."""
     at = {name: index for index, name in enumerate(columns)}
     missing = [name for name in CONTEXT_COLUMNS if name not in at and name != "model_id"]
     if missing:
@@ -388,7 +386,6 @@ def context_from_tuples(dataset_id: int, columns: Sequence[str], rows: list[Sequ
             context.entities.append(
                 built_from_values(
                     StoredEntity,
-                    _ENTITY_DEFAULTS,
                     id=row_id,
                     name=row[name_],
                     type=row[type_],
@@ -406,7 +403,6 @@ def context_from_tuples(dataset_id: int, columns: Sequence[str], rows: list[Sequ
             context.edges.append(
                 built_from_values(
                     StoredEdge,
-                    _EDGE_DEFAULTS,
                     id=row_id,
                     source_id=row[source_],
                     target_id=row[target_],
