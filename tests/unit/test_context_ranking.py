@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gligabao.ai.prompts.query import edge_line, entity_line
 from gligabao.limits import DEFAULT_LIMITS
 from gligabao.memory.ranking import (
@@ -346,3 +349,54 @@ def test_a_term_no_candidate_holds_still_counts_so_one_common_term_is_not_the_wh
 
     assert found == {"town": 1.0}
     assert 0 < asked["town"] < 0.5
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=12),
+    st.integers(min_value=20, max_value=400),
+)
+def test_each_fact_is_kept_exactly_when_its_line_and_new_ends_fit_what_the_budget_has_left(lengths, budget):
+    """The cut passes over a fact too long for what is left without writing its line: every fact
+    is still taken, best first, exactly when it fits (a long fact skipped, a shorter one after it
+    kept; a line that fills the budget to the last token kept)."""
+    people = [StoredEntity(100 + i, f"P{i}", "person", "") for i in range(len(lengths))]
+    edges = [
+        StoredEdge(1000 + i, 1, 100 + i, "knows", "x" * length, None, None, None, T0)
+        for i, length in enumerate(lengths)
+    ]
+    similarity = {1000 + i: 0.5 - i / 1000 for i in range(len(lengths))}  # best first, in order
+    limits = WIDE.model_copy(update={"context_token_budget": budget})
+
+    ranked = rank_context([ALICE, *people], edges, [], signals(edge_similarity=similarity), limits)
+
+    left, expected, alice_given = budget, [], False
+    for edge, person in zip(edges, people, strict=True):
+        ends = [person] if alice_given else [ALICE, person]
+        cost = estimated_tokens(edge_line(edge, "Alice", person.name)) + sum(
+            estimated_tokens(entity_line(end)) for end in ends
+        )
+        if cost <= left:
+            expected.append(edge.id)
+            left -= cost
+            alice_given = True
+    assert [edge.id for edge in ranked.edges] == expected
+
+
+def test_a_fact_between_kept_entities_whose_line_fills_the_budget_to_the_last_token_is_kept():
+    """After a fact too long for what is left, a later one of the same ends whose line costs
+    exactly what is left is kept: the cut's shortcut never passes over a fact that fits."""
+    bob = StoredEntity(4, "Bob", "person", "")
+    first, long, last = (
+        StoredEdge(20 + i, 1, 4, "knows", text, None, None, None, T0)
+        for i, text in enumerate(("Alice knows Bob.", "x" * 400, "Alice met Bob in Paris on a rainy day."))
+    )
+    first_cost = estimated_tokens(edge_line(first, "Alice", "Bob")) + sum(
+        estimated_tokens(entity_line(entity)) for entity in (ALICE, bob)
+    )
+    budget = first_cost + estimated_tokens(edge_line(last, "Alice", "Bob"))
+    limits = WIDE.model_copy(update={"context_token_budget": budget})
+    similarity = {first.id: 0.5, long.id: 0.49, last.id: 0.48}
+
+    ranked = rank_context([ALICE, bob], [first, long, last], [], signals(edge_similarity=similarity), limits)
+
+    assert [edge.id for edge in ranked.edges] == [first.id, last.id]
