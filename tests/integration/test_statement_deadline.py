@@ -17,7 +17,12 @@ from remember_helpers import remember_handler
 from sql_counting import counting_round_trips
 
 from gligabao import bootstrap
-from gligabao.db.connection import STATEMENT_DEADLINE_MARGIN_SECONDS, statements_end_before
+from gligabao.db.connection import (
+    STATEMENT_DEADLINE_MARGIN_SECONDS,
+    DatabaseTimeout,
+    statement_timeout_ms,
+    statements_end_before,
+)
 from gligabao.local.containers import LambdaContext
 from gligabao.local.server import build_event
 
@@ -90,8 +95,17 @@ def test_without_a_deadline_the_servers_statement_timeout_stands(db):
 
 
 def test_a_deadline_already_past_still_cuts_instead_of_turning_the_timeout_off(db):
-    with statements_end_before(time.monotonic()), bootstrap.bundle().database.transaction("u1") as uow:
-        assert timeout_ms(uow) == 1
+    now = time.monotonic()
+    with statements_end_before(now):
+        assert statement_timeout_ms(now) == 1  # 0 would turn the timeout off
+    # Reading the setting back would itself be cut by a 1 ms timeout on a slow machine: a
+    # statement that outlasts it shows the cut instead, and would finish with the timeout off.
+    with (
+        pytest.raises(DatabaseTimeout),
+        statements_end_before(time.monotonic()),
+        bootstrap.bundle().database.transaction("u1") as uow,
+    ):
+        uow.conn.execute("SELECT pg_sleep(2)")
 
 
 def test_a_remember_cut_by_the_deadline_is_a_503_that_releases_the_dataset_and_writes_nothing(
