@@ -400,3 +400,30 @@ def test_a_fact_between_kept_entities_whose_line_fills_the_budget_to_the_last_to
     ranked = rank_context([ALICE, bob], [first, long, last], [], signals(edge_similarity=similarity), limits)
 
     assert [edge.id for edge in ranked.edges] == [first.id, last.id]
+
+
+def test_after_a_middle_the_question_never_names_its_fact_most_like_the_question_comes_first():
+    """Where does Dalia's brother live? Dalia's sibling Ravi has three facts, each an attribute of
+    him; by the best cosine alone, the three paths through Ravi are worth the same and the cut keeps
+    the first retrieved. The last fact's own cosine breaks the tie: his home, not his pet."""
+    dalia, ravi = StoredEntity(1, "Dalia", "person", ""), StoredEntity(2, "Ravi", "person", "")
+    pet, airline = StoredEntity(3, "Doodle", "pet", ""), StoredEntity(4, "Blue Jet", "airline", "")
+    town = StoredEntity(5, "Kaliwa", "town", "")
+    sibling = StoredEdge(30, 1, 2, "sibling_of", "Dalia is Ravi's sister.", None, T0, None, T0)
+    owns = StoredEdge(31, 2, 3, "owns_pet", "Ravi owns Doodle.", None, T0, None, T0)
+    flew = StoredEdge(32, 2, 4, "flew_with", "Ravi flew with Blue Jet.", None, T0, None, T0)
+    home = StoredEdge(33, 2, 5, "resides_in", "Ravi resides in Kaliwa.", None, T0, None, T0)
+    entities, edges = [dalia, ravi, pet, airline, town], [sibling, owns, flew, home]
+    found = Signals(
+        terms=["dalia", "brother", "live"],
+        keyword_scores={1: 5},
+        seeds={1},
+        edge_similarity={30: 0.7, 31: 0.35, 32: 0.38, 33: 0.6},
+    )
+    limits = WIDE.model_copy(update={"context_token_budget": chain_budget(entities, edges, {30, 33})})
+
+    ranked = rank_context(entities, edges, [], found, limits)
+    tied = rank_context(entities, edges, [], found, limits.model_copy(update={"rank_answer_weight": 0.0}))
+
+    assert [edge.id for edge in ranked.edges] == [30, 33]
+    assert 33 not in {edge.id for edge in tied.edges}  # the tie kept the first retrieved instead

@@ -142,7 +142,8 @@ def path_scores(
     best cosine of its facts with the question (`rank_path_value` max; their mean with mean),
     plus `rank_keyword_weight` times the weight of the question's terms its facts hold together
     (term_weights over the `asking` terms: the rare ones weigh most), less `rank_hop_cost` for
-    each fact after the first. A fact is worth the best path it is on: the middle of a chain (the
+    each fact after the first, plus `rank_answer_weight` times the cosine of its last fact (paths
+    of more than one fact: which fact after one middle answers). A fact is worth the best path it is on: the middle of a chain (the
     spouse the question never names) is kept with the end that answers. A path lends its value
     only when its last fact holds a term the path had not met ("born", then "country") or, with
     `rank_path_answers` attribute, is an attribute of the entity it reaches (attribute_facts: the
@@ -169,6 +170,7 @@ def path_scores(
     best: dict[int, float] = {}
     # Computed once, not once for each path through the fact: most facts lie on many.
     cosines_of = [signals.edge_similarity.get(edge.id) or 0.0 for edge in edges]
+    answer_weight = limits.rank_answer_weight
     term_values: dict[frozenset[str], float] = {}  # the terms a path holds -> what they add
     for hop in range(limits.rank_path_hops):
         grown = []
@@ -190,6 +192,7 @@ def path_scores(
                     + (summed if by_best else summed / (hop + 1))
                     + terms_value
                     - limits.rank_hop_cost * hop
+                    + (answer_weight * cosine if hop else 0.0)
                 )
                 far = edge.target_id if edge.source_id == at else edge.source_id
                 answers = not hop or len(terms) > len(met) or index in attributes.get(at, ())
