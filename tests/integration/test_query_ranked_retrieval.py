@@ -4,9 +4,11 @@ token budget. Vectors are the tests' fake embedder's (a hashed bag of words)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from pgvector import Vector
-from query_helpers import Graph, fake_vector, retrieved
+from query_helpers import Graph, at_cosine, basis, fake_vector, retrieved
 from sql_counting import counting_round_trips
 
 from gligabao import bootstrap
@@ -106,3 +108,45 @@ def test_the_ranked_context_fits_its_budget_and_costs_no_more_statements_than_th
     graph_lines = render_graph(ranked).splitlines()[1:-1]
     assert 0 < sum(estimated_tokens(line) for line in graph_lines) <= budget
     assert sum(estimated_tokens(line) for line in render_graph(seed).splitlines()[1:-1]) > budget
+
+
+def test_a_hop_takes_the_towns_one_fact_of_its_own_however_many_newer_and_likelier_facts_its_people_have(db):
+    """Alice grew up in Nandoro, which is part of Mirren Province: the town's one fact as its source,
+    older and less like the question than the 40 facts of the people who live there. The hop takes
+    the town's two sides in turn, by recency and by cosine: its fact of its own is a candidate."""
+    graph = Graph(db)
+    question = basis(0)
+    alice = graph.entity("Alice Novak", "person", "", embedding=at_cosine(question, 0.2, 1))
+    town = graph.entity("Nandoro", "town", "", embedding=at_cosine(question, 0.1, 2))
+    region = graph.entity("Mirren Province", "region", "", embedding=at_cosine(question, 0.1, 3))
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    own = graph.edge(
+        town, region, "part_of_region", "", created_at=start, embedding=at_cosine(question, 0.1, 4)
+    )
+    grew_up = graph.edge(
+        alice, town, "grew_up_in", "", created_at=start, embedding=at_cosine(question, 0.7, 5)
+    )
+    for i in range(40):
+        person = graph.entity(f"Person {i}", "person", "", embedding=at_cosine(question, 0.1, 10 + i))
+        graph.edge(
+            person,
+            town,
+            "resides_in",
+            "",
+            created_at=start + timedelta(days=1 + i),
+            embedding=at_cosine(question, 0.6, 60 + i),
+        )
+    limits = candidate_limits(DEFAULT_LIMITS.model_copy(update={"retrieval": "ranked"}))
+    with bootstrap.bundle().database.transaction("u1", "main") as uow:
+        rows = graph_reads.send_context_rows(
+            uow.conn,
+            dataset_id=uow.dataset_id,
+            vector=question,
+            keyword_seeds=[alice],
+            limits=limits,
+            hop_terms=["country", "grow"],
+        ).fetchall()
+
+    edges = {row["id"] for row in rows if Band(row["band"]).kind == "edge"}
+    assert grew_up in edges
+    assert own in edges

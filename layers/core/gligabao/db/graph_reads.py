@@ -616,7 +616,11 @@ _AROUND_ANY_TIME = """
 # first (what the question names), then the ones most similar to the question; then per end, of
 # its newest `%(hop_scan)s` facts per end `{facts}` lets through, the `%(second_hop)s` that match
 # most terms (the newest first), of which the `%(hop_per_end)s` that match most, most similar
-# first. The third hop: the same from the far ends of the `%(third_frontier)s` second-hop facts
+# first. At each of these two steps the entity's two sides take turns (its newest or most similar
+# fact as source, then as target, then its second of each...): a town's one fact of its own ("part
+# of Mirren Province", old and unlike the question) is no longer crowded out by the hundreds of
+# people who live there, nor a doctor's one practice by her patients (the family world's three-hop
+# recall, docs/performance.md "Worlds nobody tuned for"). The third hop: the same from the far ends of the `%(third_frontier)s` second-hop facts
 # whose paths met most terms (then the most similar), `%(third_hop_per_end)s` facts each: "in which city is the museum that Alice's husband
 # designed?" reaches the museum's city in the same statement.
 # Each scanned fact's cosine is computed in the scan, on the row it has just read (the vector is in
@@ -625,15 +629,18 @@ _AROUND_ANY_TIME = """
 # facts, docs/performance.md "Realistic world").
 _HOP = """
         SELECT n.id, n.far_end, n.used, n.matched, n.distance
-        FROM (SELECT e.id, e.far_end, {used} || m.terms AS used, cardinality(m.terms) AS matched, e.distance
+        FROM (SELECT e.id, e.far_end, {used} || m.terms AS used, cardinality(m.terms) AS matched, e.distance,
+                     e.outgoing
               FROM ((SELECT g.id, g.target_id AS far_end, g.relation, g.description, g.created_at,
-                            g.embedding <=> %(q)s::vector AS distance
+                            g.embedding <=> %(q)s::vector AS distance, true AS outgoing,
+                            row_number() OVER (ORDER BY g.created_at DESC, g.id DESC) AS place
                      FROM gb_edges AS g
                      WHERE g.source_id = {entity} AND {facts} AND g.dataset_id + 0 = %(ds)s
                      ORDER BY g.created_at DESC, g.id DESC LIMIT %(hop_scan)s)
                     UNION ALL
                     (SELECT g.id, g.source_id, g.relation, g.description, g.created_at,
-                            g.embedding <=> %(q)s::vector
+                            g.embedding <=> %(q)s::vector, false,
+                            row_number() OVER (ORDER BY g.created_at DESC, g.id DESC)
                      FROM gb_edges AS g
                      WHERE g.target_id = {entity} AND {facts} AND g.dataset_id + 0 = %(ds)s
                      ORDER BY g.created_at DESC, g.id DESC LIMIT %(hop_scan)s)) AS e
@@ -644,9 +651,11 @@ _HOP = """
                                  AND strpos(lower(replace(e.relation, '_', ' ') || ' ' || e.description
                                                   || ' ' || o.type || ' ' || o.description), t.term) > 0
                                ORDER BY t.term) AS terms) AS m
-              ORDER BY cardinality(m.terms) DESC, e.created_at DESC, e.id DESC
+              ORDER BY cardinality(m.terms) DESC, e.place, e.created_at DESC, e.id DESC
               LIMIT %(second_hop)s) AS n
-        ORDER BY n.matched DESC, n.distance, n.id
+        ORDER BY n.matched DESC,
+                 row_number() OVER (PARTITION BY n.matched, n.outgoing ORDER BY n.distance, n.id),
+                 n.distance, n.id
         LIMIT {take}"""
 
 _SECOND_HOP = (
