@@ -620,7 +620,9 @@ _AROUND_ANY_TIME = """
 # fact as source, then as target, then its second of each...): a town's one fact of its own ("part
 # of Mirren Province", old and unlike the question) is no longer crowded out by the hundreds of
 # people who live there, nor a doctor's one practice by her patients (the family world's three-hop
-# recall, docs/performance.md "Worlds nobody tuned for"). The third hop: the same from the far ends of the `%(third_frontier)s` second-hop facts
+# recall, docs/performance.md "Worlds nobody tuned for"; `s`: the side, 1 source and 2 target,
+# named short, as the statement must stay under 16 kB with every filter: db/retrieval_filters.py).
+# The third hop: the same from the far ends of the `%(third_frontier)s` second-hop facts
 # whose paths met most terms (then the most similar), `%(third_hop_per_end)s` facts each: "in which city is the museum that Alice's husband
 # designed?" reaches the museum's city in the same statement.
 # Each scanned fact's cosine is computed in the scan, on the row it has just read (the vector is in
@@ -630,17 +632,15 @@ _AROUND_ANY_TIME = """
 _HOP = """
         SELECT n.id, n.far_end, n.used, n.matched, n.distance
         FROM (SELECT e.id, e.far_end, {used} || m.terms AS used, cardinality(m.terms) AS matched, e.distance,
-                     e.outgoing
+                     e.s
               FROM ((SELECT g.id, g.target_id AS far_end, g.relation, g.description, g.created_at,
-                            g.embedding <=> %(q)s::vector AS distance, true AS outgoing,
-                            row_number() OVER (ORDER BY g.created_at DESC, g.id DESC) AS place
+                            g.embedding <=> %(q)s::vector AS distance, 1 AS s
                      FROM gb_edges AS g
                      WHERE g.source_id = {entity} AND {facts} AND g.dataset_id + 0 = %(ds)s
                      ORDER BY g.created_at DESC, g.id DESC LIMIT %(hop_scan)s)
                     UNION ALL
                     (SELECT g.id, g.source_id, g.relation, g.description, g.created_at,
-                            g.embedding <=> %(q)s::vector, false,
-                            row_number() OVER (ORDER BY g.created_at DESC, g.id DESC)
+                            g.embedding <=> %(q)s::vector, 2
                      FROM gb_edges AS g
                      WHERE g.target_id = {entity} AND {facts} AND g.dataset_id + 0 = %(ds)s
                      ORDER BY g.created_at DESC, g.id DESC LIMIT %(hop_scan)s)) AS e
@@ -651,10 +651,11 @@ _HOP = """
                                  AND strpos(lower(replace(e.relation, '_', ' ') || ' ' || e.description
                                                   || ' ' || o.type || ' ' || o.description), t.term) > 0
                                ORDER BY t.term) AS terms) AS m
-              ORDER BY cardinality(m.terms) DESC, e.place, e.created_at DESC, e.id DESC
+              ORDER BY cardinality(m.terms) DESC,
+                       row_number() OVER (PARTITION BY e.s ORDER BY e.created_at DESC, e.id DESC), e.id DESC
               LIMIT %(second_hop)s) AS n
         ORDER BY n.matched DESC,
-                 row_number() OVER (PARTITION BY n.matched, n.outgoing ORDER BY n.distance, n.id),
+                 row_number() OVER (PARTITION BY n.matched, n.s ORDER BY n.distance),
                  n.distance, n.id
         LIMIT {take}"""
 
