@@ -7,7 +7,7 @@ often the asked fact reached the model's context and the answer.
 
     make bench-reference        # installs the reference in .venv-reference, then runs this
     .venv-reference/bin/python bench/reference.py [--runs 200] [--warm-up 20] [--no-worker]
-                                                  [--reference-binary PATH]
+                                                  [--reference-binary PATH] [--floor]
 
 The reference reads no base-URL setting: it is started with HTTPS_PROXY at a TLS-terminating
 CONNECT proxy on loopback (bench/tls_proxy.py, its certificate authority made for this run in a
@@ -22,6 +22,10 @@ bench/overhead.py: its functions in this process (`--workers 0`) and, unless --n
 one with `serve`'s default of worker processes (one here), measured in the same rotation. Ours runs
 on a scratch database of the embedded PostgreSQL (var/bench-pgdata) or DATABASE_URL's server, the
 reference on its default stores (SQLite and chromem, in the temporary directory).
+
+With --floor, a third server of this process asked in the same rotation does a query's I/O and
+nothing else (floor_server: the question's embedding, three SQL round trips, the answer through the
+SDKs): what no code of ours could save on this machine, beside the reference.
 
 The small graph: the same text of 50 facts remembered into both through their APIs first. Each
 query asks one fact of it; each remember stores a text of 10 facts into a dataset of its own, so
@@ -68,6 +72,8 @@ PRIVATE_NETWORK_MARK = "GB_BENCH_PRIVATE_NETWORK"  # set before running again un
 
 OURS = "ours"
 OURS_WORKER = "ours, worker process"
+# With --floor: a server of this process doing only the I/O a query of ours needs (floor_server).
+FLOOR = "floor (its I/O only)"
 REFERENCE = "reference"
 # Ours only: the query's context without the answer (the client's `context()`), beside the
 # reference's query.
@@ -233,9 +239,9 @@ def reference_server(binary: str, directory: Path, proxy_url: str, ca_file: Path
 
 
 @contextlib.contextmanager
-def our_servers(anthropic, openai, with_worker: bool) -> Iterator[dict[str, int]]:
+def our_servers(anthropic, openai, with_worker: bool, with_floor: bool = False) -> Iterator[dict[str, int]]:
     """Our local API on a scratch database, its functions in this process, and with `with_worker`
-    a second one handing them to a worker process: {name: port}."""
+    a second one handing them to a worker process, with `with_floor` the floor server: {name: port}."""
     from bench_setup import local_api
 
     with contextlib.ExitStack() as stack:
@@ -245,7 +251,95 @@ def our_servers(anthropic, openai, with_worker: bool) -> Iterator[dict[str, int]
         ports = {OURS: port}
         if with_worker:
             ports[OURS_WORKER] = stack.enter_context(worker_api(1))
+        if with_floor:
+            ports[FLOOR] = stack.enter_context(floor_server(anthropic, openai))
         yield ports
+
+
+@contextlib.contextmanager
+def floor_server(anthropic, openai) -> Iterator[int]:
+    """A server of this process whose query does only the I/O a query of ours does, none of its
+    work: the question embedded through the `openai` SDK on a thread of its own while a first round
+    trip (BEGIN, the user, one SELECT) waits; a second (one SELECT, COMMIT); the answer through the
+    `anthropic` SDK; a third, a write's (BEGIN, the user, an id of a transaction, COMMIT), on our
+    scratch database as the service's role. Its port. What the floor takes is what no code of ours
+    can save on this machine (the reference's query does one model call and reads SQLite in its
+    own process)."""
+    import http.server
+    import socketserver
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import anthropic as anthropic_sdk
+    import openai as openai_sdk
+    import psycopg
+
+    from gligabao import bootstrap
+
+    url = bootstrap.bundle().settings.database_url
+    llm = anthropic_sdk.Anthropic(api_key="sk-ant-bench", base_url=anthropic.url)
+    embedder = openai_sdk.OpenAI(api_key="sk-bench", base_url=f"{openai.url}/v1")
+    pool = ThreadPoolExecutor(max_workers=1)
+    connection = psycopg.connect(url, autocommit=True)
+    user = "SELECT set_config('gligabao.user_id', %s, true)"
+
+    def query(question: str) -> dict:
+        vector = pool.submit(
+            lambda: embedder.embeddings.create(model="text-embedding-3-small", input=[question])
+        )
+        with connection.pipeline() as pipeline:
+            connection.execute("BEGIN")
+            connection.execute(user, ["bench"])
+            keyword = connection.execute("SELECT 1")
+            pipeline.sync()
+            keyword.fetchall()
+        vector.result()
+        with connection.pipeline() as pipeline:
+            context = connection.execute("SELECT 2")
+            connection.execute("COMMIT")
+            pipeline.sync()
+            context.fetchall()
+        line = f"[edge 1] Person7(1) --knows--> Person8(2): {ASKED_FACT}"
+        reply = llm.messages.create(
+            model="claude-sonnet-4-5",
+            max_tokens=256,
+            system=REFERENCE_ANSWER,  # the fake answers it as the reference's answer stage
+            messages=[{"role": "user", "content": f"<graph>\n{line}\n</graph>\n{question}"}],
+        )
+        with connection.pipeline() as pipeline:
+            connection.execute("BEGIN")
+            connection.execute(user, ["bench"])
+            connection.execute("SELECT pg_current_xact_id()")  # a transaction that writes: its COMMIT flushes
+            connection.execute("COMMIT")
+            pipeline.sync()
+        return {"answer": "".join(block.text for block in reply.content if block.type == "text")}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            raw = json.dumps(query(body["query"])).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="floor", daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        pool.shutdown()
+        connection.close()
 
 
 @contextlib.contextmanager
@@ -399,6 +493,8 @@ def remember_body(dataset: str, facts: int = REMEMBER_FACTS) -> dict:
 
 
 def calls_of(contestant: Contestant) -> tuple[str, ...]:
+    if contestant.name == FLOOR:
+        return ("query",)
     return tuple(call for call in CALLS if call != CONTEXT or contestant.name != REFERENCE)
 
 
@@ -436,7 +532,7 @@ def remember_small_graph(contestants: list[Contestant]) -> None:
     """The same text of DATASET_FACTS facts into each server's dataset "small" (one remember each:
     the worker's local API shares our database)."""
     for contestant in contestants:
-        if contestant.name == OURS_WORKER:
+        if contestant.name in (OURS_WORKER, FLOOR):
             continue
         reply, _ = contestant.client.post("/v1/gb/remember", remember_body("small", DATASET_FACTS))
         stored = len(reply["edges"])
@@ -510,7 +606,7 @@ def print_report(
             p95_ratio = "" if name == REFERENCE else f"{own.p95() / reference.p95():10.2f}"
             print(
                 f"{call:<10}{name:<24}{own.median():>10.2f}{own.p95():>9.2f}{ratio:>10}{p95_ratio:>10}  "
-                f"{checks(call, own)}"
+                f"{checks(call, own, name)}"
             )
         print_embedding_wait(figures.get((call, OURS)))
         if call != CONTEXT:
@@ -547,9 +643,11 @@ def print_reference_model_calls(reference: Figures) -> None:
     )
 
 
-def checks(call: str, figures: Figures) -> str:
+def checks(call: str, figures: Figures, name: str = "") -> str:
     total = len(figures.samples)
     correct = sum(s.correct for s in figures.samples)
+    if name == FLOOR:
+        return f"no retrieval (its prompt holds the fact); answered {correct}/{total}"
     if call == "remember":
         return f"{REMEMBER_FACTS} facts stored {correct}/{total}"
     if call == CONTEXT:
@@ -564,6 +662,11 @@ def main() -> None:
     parser.add_argument("--warm-up", type=int, default=20, help="runs first, not measured")
     parser.add_argument("--no-worker", action="store_true", help="leave out ours with a worker process")
     parser.add_argument("--reference-binary", help="the reference's binary (default: gligabao-server's)")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also a server doing only the I/O a query of ours needs, none of its work (floor_server)",
+    )
     parser.add_argument(
         "--llm-latency-ms",
         type=float,
@@ -586,6 +689,7 @@ def main() -> None:
         args.warm_up,
         with_worker=not args.no_worker,
         latencies_ms=latencies,
+        with_floor=args.floor,
     )
     print_report(figures, names, args.runs, latencies)
 
@@ -596,6 +700,7 @@ def bench(
     warm_up: int,
     with_worker: bool,
     latencies_ms: tuple[float, float] = (0, 0),
+    with_floor: bool = False,
 ) -> tuple[dict[tuple[str, str], Figures], list[str]]:
     """The fakes, the proxy, the reference and ours, the small graph in each, then the interleaved
     runs, the fakes answering `latencies_ms` late (LLM, embeddings): (the figures, the servers'
@@ -605,7 +710,7 @@ def bench(
         anthropic, openai, directory = run.anthropic, run.openai, run.directory
         with (
             reference_server(binary, directory, run.proxy.url, run.authority.ca_file) as reference_port,
-            our_servers(anthropic, openai, with_worker) as ours,
+            our_servers(anthropic, openai, with_worker, with_floor) as ours,
         ):
             contestants = [Contestant(name, JsonClient(port)) for name, port in ours.items()]
             contestants.append(Contestant(REFERENCE, JsonClient(reference_port), run.proxy))
