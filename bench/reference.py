@@ -252,40 +252,40 @@ def our_servers(anthropic, openai, with_worker: bool, with_floor: bool = False) 
         if with_worker:
             ports[OURS_WORKER] = stack.enter_context(worker_api(1))
         if with_floor:
-            ports[FLOOR] = stack.enter_context(floor_server(anthropic, openai))
+            ports[FLOOR] = stack.enter_context(floor_server())
         yield ports
 
 
 @contextlib.contextmanager
-def floor_server(anthropic, openai) -> Iterator[int]:
+def floor_server() -> Iterator[int]:
     """A server of this process whose query does only the I/O a query of ours does, none of its
-    work: the question embedded through the `openai` SDK on a thread of its own while a first round
-    trip (BEGIN, the user, one SELECT) waits; a second (one SELECT, COMMIT); the answer through the
-    `anthropic` SDK; a third, a write's (BEGIN, the user, an id of a transaction, COMMIT), on our
-    scratch database as the service's role. Its port. What the floor takes is what no code of ours
-    can save on this machine (the reference's query does one model call and reads SQLite in its
-    own process)."""
+    work: the question embedded through our embedder's `openai` client on a thread of its own while
+    a first round trip (BEGIN, the user, one SELECT) waits; a second (one SELECT, COMMIT); the
+    answer through our LLM's `anthropic` client; a third, a write's (BEGIN, the user, an id of a
+    transaction, COMMIT), on our scratch database as the service's role. The clients are the
+    service's own (bootstrap.bundle(): its transport, timeouts, the fakes' URLs and keys). Its
+    port. What the floor takes is what no code of ours can save on this machine (the reference's
+    query does one model call and reads SQLite in its own process)."""
     import http.server
     import socketserver
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    import anthropic as anthropic_sdk
-    import openai as openai_sdk
     import psycopg
 
     from gligabao import bootstrap
 
-    url = bootstrap.bundle().settings.database_url
-    llm = anthropic_sdk.Anthropic(api_key="sk-ant-bench", base_url=anthropic.url)
-    embedder = openai_sdk.OpenAI(api_key="sk-bench", base_url=f"{openai.url}/v1")
+    bundle = bootstrap.bundle()
+    llm, embedder = bundle.llm.client, bundle.embedder.client
+    embedding_model, dimensions = bundle.embedder.model, bundle.embedder.dimensions
+    answer_model = bundle.llm.default_model
     pool = ThreadPoolExecutor(max_workers=1)
-    connection = psycopg.connect(url, autocommit=True)
+    connection = psycopg.connect(bundle.database.url(), autocommit=True)
     user = "SELECT set_config('gligabao.user_id', %s, true)"
 
     def query(question: str) -> dict:
         vector = pool.submit(
-            lambda: embedder.embeddings.create(model="text-embedding-3-small", input=[question])
+            lambda: embedder.embeddings.create(model=embedding_model, dimensions=dimensions, input=[question])
         )
         with connection.pipeline() as pipeline:
             connection.execute("BEGIN")
@@ -301,7 +301,7 @@ def floor_server(anthropic, openai) -> Iterator[int]:
             context.fetchall()
         line = f"[edge 1] Person7(1) --knows--> Person8(2): {ASKED_FACT}"
         reply = llm.messages.create(
-            model="claude-sonnet-4-5",
+            model=answer_model,
             max_tokens=256,
             system=REFERENCE_ANSWER,  # the fake answers it as the reference's answer stage
             messages=[{"role": "user", "content": f"<graph>\n{line}\n</graph>\n{question}"}],
