@@ -143,8 +143,9 @@ def path_scores(
     plus `rank_keyword_weight` times the weight of the question's terms its facts hold together
     (term_weights over the `asking` terms: the rare ones weigh most), less `rank_hop_cost` for
     each fact after the first, plus `rank_answer_weight` times the cosine of its last fact (paths
-    of more than one fact: which fact after one middle answers). A fact is worth the best path it is on: the middle of a chain (the
-    spouse the question never names) is kept with the end that answers. A path lends its value
+    of more than one fact: which fact after one middle answers). A fact is worth the best path it
+    is on: the middle of a chain (the spouse the question never names) is kept with the end that
+    answers. A path lends its value
     only when its last fact holds a term the path had not met ("born", then "country") or, with
     `rank_path_answers` attribute, is an attribute of the entity it reaches (attribute_facts: the
     project's one client, whatever the question calls it); the other births in the spouse's

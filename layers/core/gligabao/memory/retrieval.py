@@ -346,7 +346,8 @@ def context_from_tuples(dataset_id: int, columns: Sequence[str], rows: list[Sequ
     tuples of `columns`: a query's 800-odd rows at 10,000 facts are read about 1 ms sooner than as
     dicts (bench/context_rows.py), and its entities and edges built without their dataclasses'
     `__init__` (model.built_from_values: 1.0 ms sooner). Each row's `band` (graph_reads.Band)
-    says what it is and why it is there. `model_id` may be missing (None); every other column of CONTEXT_COLUMNS is required."""
+    says what it is and why it is there. `model_id` may be missing (None); every other column of
+    CONTEXT_COLUMNS is required."""
     at = {name: index for index, name in enumerate(columns)}
     missing = [name for name in CONTEXT_COLUMNS if name not in at and name != "model_id"]
     if missing:
